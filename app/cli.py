@@ -1,0 +1,100 @@
+"""The `hfvet` command line. The only place that maps errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+
+from app.core.ports import SourceError
+from app.core.report import Report
+from app.core.scanners import all_scanners
+from app.errors import HfvetError
+from app.render.json_report import render_json
+from app.render.sarif import render_sarif
+from app.render.text import print_report
+from app.vetting import scan_local
+
+EXIT_ERROR = 2
+
+app = typer.Typer(
+    name="hfvet",
+    help="Vet Hugging Face checkpoints before any weights touch a GPU.\n\n"
+    "Exit codes for scan/vet: 0 approve, 1 reject, 3 review, 2 usage or operational error.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+PolicyOpt = Annotated[
+    Path | None,
+    typer.Option("--policy", help="Trust policy YAML; without it a severity-only interim verdict is used."),
+]
+ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
+
+
+@app.command()
+def scan(
+    path: Annotated[Path, typer.Argument(help="A downloaded snapshot directory or a single file.")],
+    repo: Annotated[
+        str | None, typer.Option("--repo", help="ORG/NAME identity for the trust policy (default: unknown).")
+    ] = None,
+    policy: PolicyOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+    show_info: ShowInfoOpt = False,
+) -> None:
+    """Vet a local snapshot directory or a single file. Nothing is loaded or executed."""
+    report = _guard(lambda: scan_local(path, repo_id=repo, policy_path=policy))
+    _emit(report, fmt, show_info)
+    raise typer.Exit(report.verdict.exit_code)
+
+
+@app.command()
+def checks() -> None:
+    """List every check hfvet runs (rule id, severity, scanner)."""
+    console = Console()
+    for scanner in all_scanners():
+        for rule in scanner.rules:
+            console.print(f"{scanner.name:<16} {rule.severity.value:<8} {rule.id:<28} {rule.description}")
+
+
+T = TypeVar("T")
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Run fn; operational errors print one clear line and exit 2."""
+    try:
+        return fn()
+    except (HfvetError, SourceError) as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(EXIT_ERROR) from exc
+
+
+def _emit(report: Report, fmt: OutputFormat, show_info: bool) -> None:
+    if fmt is OutputFormat.json:
+        sys.stdout.write(render_json(report) + "\n")
+    elif fmt is OutputFormat.sarif:
+        sys.stdout.write(render_sarif(report) + "\n")
+    else:
+        print_report(report, Console(), show_info=show_info)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,83 @@
+"""Random-access byte views: a file in a Source, or bytes already in memory.
+
+Scanners and container readers take a ``Blob`` so the same code walks a top-level
+file read by Range requests and a member decompressed out of an archive.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Protocol
+
+from app.core.ports import Source
+
+READ_BUFFER = 64 * 1024  # large enough to batch zipfile's many small reads
+
+
+class Blob(Protocol):
+    @property
+    def size(self) -> int: ...
+
+    def read(self, offset: int, length: int) -> bytes: ...
+
+
+class SourceBlob:
+    """One file of a Source; every read goes through the Source's byte accounting."""
+
+    def __init__(self, source: Source, path: str, size: int | None = None) -> None:
+        self._source = source
+        self.path = path
+        self._size = source.size(path) if size is None else size
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read(self, offset: int, length: int) -> bytes:
+        length = max(0, min(length, self._size - offset))
+        if length == 0:
+            return b""
+        return self._source.read(self.path, offset, length)
+
+
+class BytesBlob:
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self._data[offset : offset + length]
+
+
+class _RawBlobIO(io.RawIOBase):
+    def __init__(self, blob: Blob) -> None:
+        self._blob = blob
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._blob.size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self._blob.read(self._pos, len(buffer))
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+def open_blob(blob: Blob, buffer_size: int = READ_BUFFER) -> io.BufferedReader:
+    """A seekable, buffered file object over a blob (for zipfile, tarfile, parsers)."""
+    return io.BufferedReader(_RawBlobIO(blob), buffer_size=buffer_size)

@@ -1,0 +1,163 @@
+"""Format detection by content (magic bytes), never by file extension."""
+
+from __future__ import annotations
+
+import json
+import pickletools
+import re
+import struct
+
+HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
+
+# Legacy (pre-1.6, non-zip) torch files start with a pickled magic number.
+TORCH_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PREFIX = b"\x80\x02\x8a\x0a" + TORCH_LEGACY_MAGIC.to_bytes(10, "little")
+
+_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (b"\x93NUMPY", "numpy"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+    (b"GGUF", "gguf"),
+    (b"\x7fELF", "elf"),
+    (b"\x89HDF\r\n\x1a\n", "hdf5"),
+    (b"!<arch>\n", "ar"),
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+    (b"PK\x03\x04", "zip"),
+    (b"PK\x05\x06", "zip"),  # empty archive
+    (b"MZ", "pe"),
+)
+_MACHO = {
+    b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
+    b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\xbe\xba\xfe\xca",
+}
+# zlib streams (joblib compress=True) start with 0x78 and a valid FCHECK.
+_ZLIB_SECOND = {0x01, 0x5E, 0x9C, 0xDA}
+
+_IDENT = re.compile(r"^[A-Za-z_][\w.]*$")
+_STRUCTURE_OPS = {
+    "GLOBAL", "INST", "STACK_GLOBAL", "REDUCE", "BUILD", "MARK", "PUT", "BINPUT",
+    "MEMOIZE", "DICT", "LIST", "TUPLE", "SETITEM", "SETITEMS", "APPEND", "APPENDS",
+    "EMPTY_DICT", "EMPTY_LIST", "EMPTY_TUPLE", "OBJ", "PROTO", "FRAME",
+}
+
+
+def detect_format(head: bytes, size: int) -> str:
+    """Name the container format of a file from its first bytes."""
+    if size == 0 or not head:
+        return "empty"
+    if head.startswith(_LEGACY_PREFIX):
+        return "torch-legacy"
+    for magic, name in _MAGICS:
+        if head.startswith(magic):
+            return _refine_pe(head) if name == "pe" else name
+    if head[:4] in _MACHO:
+        return "macho"
+    if len(head) > 262 and head[257:262] == b"ustar":
+        return "tar"
+    if _is_safetensors(head, size):
+        return "safetensors"
+    if looks_like_pickle(head):
+        return "pickle"
+    if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
+        return "zlib"
+    if _is_text(head):
+        return "text"
+    return "unknown"
+
+
+def _refine_pe(head: bytes) -> str:
+    # "MZ" alone is common in random data; a real PE has e_lfanew -> "PE\0\0".
+    if len(head) >= 64:
+        (lfanew,) = struct.unpack_from("<I", head, 60)
+        if lfanew + 4 <= len(head) and head[lfanew : lfanew + 4] == b"PE\x00\x00":
+            return "pe"
+        if lfanew + 4 > len(head) and lfanew < 1 << 20:
+            return "pe"  # header beyond our sniff window: assume PE, the binary scanner checks
+    return "text" if _is_text(head) else "unknown"
+
+
+def _is_safetensors(head: bytes, size: int) -> bool:
+    if len(head) < 10:
+        return False
+    (n,) = struct.unpack_from("<Q", head, 0)
+    return 2 <= n <= size - 8 and head[8:9] == b"{" and head[9:10] in b'"} \n\t\r'
+
+
+def _is_text(head: bytes) -> bool:
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the sniff window is still text.
+        return exc.start >= len(head) - 3
+    return True
+
+
+def looks_like_pickle(head: bytes, max_ops: int = 64) -> bool:
+    """True when the head parses as a pickle stream (any protocol, PROTO optional).
+
+    Text that happens to parse as a few opcodes is only a pickle if it reaches STOP or
+    imports something (GLOBAL/INST): that is what a protocol-0 payload needs.
+    """
+    if not head or head[0] not in _OPCODE_BYTES:
+        return False
+    if head[0] == 0x80:
+        return len(head) > 1 and head[1] <= 5
+    ops, imports, stopped = _sniff_ops(head, max_ops)
+    if stopped or imports:
+        return True
+    return not _is_text(head) and len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops)
+
+
+def _sniff_ops(head: bytes, max_ops: int) -> tuple[list[str], int, bool]:
+    ops: list[str] = []
+    imports = 0
+    try:
+        for op, arg, _pos in pickletools.genops(head):
+            if op.name in ("GLOBAL", "INST"):
+                if not _plausible_global(arg):
+                    return ops, 0, False
+                imports += 1
+            ops.append(op.name)
+            if op.name == "STOP":
+                return ops, imports, True
+            if len(ops) >= max_ops:
+                break
+    except Exception:  # noqa: BLE001, S110 - any parse error just ends the sniff
+        pass
+    return ops, imports, False
+
+
+def _plausible_global(arg: object) -> bool:
+    if not isinstance(arg, str) or " " not in arg:
+        return False
+    module, name = arg.split(" ", 1)
+    return bool(_IDENT.match(module) and _IDENT.match(name))
+
+
+_OPCODE_BYTES = {op.code.encode("latin-1")[0] for op in pickletools.opcodes}
+
+
+def refine_zip(names: list[str]) -> str:
+    """Name the kind of zip from its member names (central directory)."""
+    if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
+        return "pytorch-zip"
+    if names and all(n.endswith(".npy") for n in names):
+        return "numpy-npz"
+    if "config.json" in names and any(n.endswith(".h5") for n in names):
+        return "keras"
+    if any(".dist-info/" in n for n in names):
+        return "wheel"
+    return "zip"
+
+
+def is_json_text(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,22 @@
+"""Hard limits that keep a hostile file from exhausting the vetting process.
+
+Hitting a limit is a ``high`` finding (rule ``limit-exceeded``), never a crash and never
+a silent pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_read_bytes_per_file: int = 256 * MiB  # bytes one scanner may read from one file
+    max_pickle_opcodes: int = 5_000_000
+    max_nesting: int = 4  # archive in archive in ...
+    max_archive_members: int = 100_000
+    max_decompressed_bytes: int = 512 * MiB  # per decompressed member or stream
+    max_text_bytes: int = 4 * MiB  # text files read whole up to this size
+    max_string_arg: int = 64 * 1024  # longer pickle strings are skipped, not kept

@@ -1,0 +1,114 @@
+"""vet(): the one path from a Source to a Report, shared by CLI, API and workers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from app.core.blobs import SourceBlob
+from app.core.findings import Finding, ScanOutcome, Severity, Status
+from app.core.formats import HEAD_BYTES, detect_format
+from app.core.limits import Limits
+from app.core.manifest import Manifest, ManifestFile
+from app.core.ports import Source
+from app.core.readcache import CachingSource
+from app.core.report import FileReport, Report, Stats
+from app.core.scanners.base import ScanContext, Scanner
+from app.core.sniff import refine_format
+from app.core.verdict import Decision, interim_decision
+
+DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
+ProgressFn = Callable[[FileReport, int], None]  # (file just finished, bytes read so far)
+
+
+def default_decide(_m: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
+    return interim_decision(findings, [f.path for f in files if not f.scanned])
+
+
+@dataclass(frozen=True)
+class FileResult:
+    report: FileReport
+    findings: list[Finding]
+
+
+def vet(
+    source: Source,
+    scanners: Sequence[Scanner],
+    *,
+    limits: Limits | None = None,
+    decide: DecideFn = default_decide,
+    workers: int = 4,
+    progress: ProgressFn | None = None,
+) -> Report:
+    started = time.monotonic()
+    limits = limits or Limits()
+    cached = CachingSource(source)
+    manifest = cached.manifest()
+
+    def one(file: ManifestFile) -> FileResult:
+        result = scan_file(cached, manifest, file, scanners, limits)
+        cached.forget(file.path)
+        if progress:
+            progress(result.report, cached.bytes_read)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(pool.map(one, manifest.files))
+    findings = [f for r in results for f in r.findings]
+    files = [r.report for r in results]
+    decision = decide(manifest, findings, files)
+    stats = Stats(len(files), manifest.total_bytes, source.bytes_read, round(time.monotonic() - started, 3))
+    return Report(
+        repo=manifest.identity.repo_id,
+        revision=manifest.identity.revision,
+        decision=decision,
+        findings=tuple(findings),
+        files=tuple(files),
+        stats=stats,
+        scanners={s.name: s.version() for s in scanners},
+        identity=dict(manifest.identity.facts),
+    )
+
+
+def scan_file(
+    source: Source,
+    manifest: Manifest,
+    file: ManifestFile,
+    scanners: Sequence[Scanner],
+    limits: Limits,
+) -> FileResult:
+    blob = SourceBlob(source, file.path, file.size)
+    try:
+        fmt = refine_format(blob, detect_format(blob.read(0, HEAD_BYTES), file.size))
+    except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
+        return _unreadable(file, exc)
+    entry = file.with_format(fmt)
+    ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files)
+    outcomes = [_run(s, ctx) for s in scanners if s.handles(entry)]
+    findings = [f for o in outcomes for f in o.findings]
+    scanned = bool(outcomes) and all(o.status is Status.SCANNED for o in outcomes)
+    if not outcomes:
+        findings.append(
+            Finding(file.path, "pipeline", "unscanned", Severity.MEDIUM,
+                    f"no scanner handles format {fmt!r}; the file was not vetted")
+        )
+    return FileResult(_file_report(entry, scanned), findings)
+
+
+def _run(scanner: Scanner, ctx: ScanContext) -> ScanOutcome:
+    try:
+        return scanner.scan(ctx)
+    except Exception as exc:  # noqa: BLE001 - fail closed on any scanner bug
+        return ScanOutcome.failed(scanner.name, ctx.file.path, f"{type(exc).__name__}: {exc}")
+
+
+def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
+    finding = Finding(file.path, "pipeline", "read-error", Severity.HIGH,
+                      f"could not read the file: {type(exc).__name__}: {exc}")
+    return FileResult(_file_report(file.with_format("unreadable"), False), [finding])
+
+
+def _file_report(entry: ManifestFile, scanned: bool) -> FileReport:
+    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned)

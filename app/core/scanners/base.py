@@ -1,0 +1,39 @@
+"""The Scanner protocol: one scanner looks at one file through a byte-range Blob."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from app.core.blobs import Blob
+from app.core.findings import RuleInfo, ScanOutcome
+from app.core.limits import Limits
+from app.core.manifest import ManifestFile, RepoIdentity
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """Everything a scanner may consult besides the file's own bytes."""
+
+    file: ManifestFile
+    blob: Blob
+    limits: Limits
+    identity: RepoIdentity
+    all_files: tuple[ManifestFile, ...] = ()
+
+
+class Scanner(Protocol):
+    name: ClassVar[str]
+    rules: ClassVar[tuple[RuleInfo, ...]]  # every rule id it can emit, for docs
+
+    def handles(self, file: ManifestFile) -> bool:
+        """Whether this scanner looks at the file (decided from the sniffed format/path)."""
+        ...
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        """Never raises for bad content: returns findings, failed or skipped."""
+        ...
+
+    def version(self) -> str:
+        """Version string recorded in the report's ``scanners`` map."""
+        ...

@@ -1,0 +1,76 @@
+"""Human-readable report: verdict first, then findings grouped by file."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from app.core.findings import Finding, Severity
+from app.core.report import Report
+
+SEVERITY_STYLE = {
+    Severity.CRITICAL: "bold white on red",
+    Severity.HIGH: "bold red",
+    Severity.MEDIUM: "yellow",
+    Severity.LOW: "cyan",
+    Severity.INFO: "dim",
+}
+VERDICT_STYLE = {"approve": "bold green", "review": "bold yellow", "reject": "bold red"}
+
+
+def print_report(report: Report, console: Console, *, show_info: bool = False) -> None:
+    _print_header(report, console)
+    shown = [f for f in report.findings if show_info or f.severity is not Severity.INFO]
+    for path, findings in _group_by_file(shown).items():
+        console.print(Text(path, style="bold underline"))
+        for f in sorted(findings, key=lambda x: -x.severity.rank):
+            console.print(_finding_line(f))
+    hidden = len(report.findings) - len(shown)
+    if hidden:
+        console.print(Text(f"({hidden} info finding(s) hidden; use --show-info)", style="dim"))
+    _print_stats(report, console)
+
+
+def _print_header(report: Report, console: Console) -> None:
+    verdict = report.verdict.value
+    title = Text(f"{report.repo or '(local files)'}", style="bold")
+    if report.revision:
+        title.append(f" @ {report.revision}", style="dim")
+    console.print(title)
+    console.print(Text.assemble(("verdict: ", ""), (verdict.upper(), VERDICT_STYLE[verdict])),
+                  Text(f"  policy: {report.decision.policy.name}", style="dim"))
+    for reason in report.decision.reasons:
+        console.print(Text(f"  - [{reason.decision.value}] {reason.rule}: {reason.message}"))
+
+
+def _group_by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
+    groups: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        groups[f.path].append(f)
+    return dict(sorted(groups.items()))
+
+
+def _finding_line(f: Finding) -> Text:
+    line = Text("  ")
+    line.append(f"{f.severity.value:<8}", style=SEVERITY_STYLE[f.severity])
+    line.append(f" {f.rule}", style="bold")
+    if f.member:
+        line.append(f" [{f.member}]", style="magenta")
+    line.append(f" {f.message}")
+    if f.evidence:
+        line.append(f"\n           {f.evidence}", style="dim")
+    line.append(f"  ({f.scanner})", style="dim")
+    return line
+
+
+def _print_stats(report: Report, console: Console) -> None:
+    s = report.stats
+    table = Table(show_header=False, box=None, pad_edge=False)
+    unscanned = [f.path for f in report.files if not f.scanned]
+    table.add_row("files", f"{s.files} ({len(unscanned)} not fully scanned)")
+    table.add_row("bytes read", f"{s.bytes_read:,} of {s.repo_bytes:,}")
+    table.add_row("time", f"{s.seconds:.2f}s")
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Sources: where the bytes of a repo come from (local disk, a hub)."""

@@ -1,0 +1,30 @@
+"""Glue between the pure core and the outside: pick a source, scanners and a decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.pipeline import DecideFn, ProgressFn, default_decide, vet
+from app.core.report import Report
+from app.core.scanners import all_scanners
+from app.errors import UsageError
+from app.sources.local import LocalSource
+
+
+def decide_for(policy_path: Path | None) -> DecideFn:
+    if policy_path is None:
+        return default_decide
+    raise UsageError("--policy is not available yet")
+
+
+def scan_local(
+    path: Path,
+    *,
+    repo_id: str | None = None,
+    policy_path: Path | None = None,
+    progress: ProgressFn | None = None,
+) -> Report:
+    if not path.exists():
+        raise UsageError(f"no such file or directory: {path}")
+    source = LocalSource(path, repo_id=repo_id)
+    return vet(source, all_scanners(), decide=decide_for(policy_path), progress=progress)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up, then run everything CI runs: ruff, mypy (strict on app/), import-linter, pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh dev
+source scripts/services.sh
+export PATH="$PWD/.venv/bin:$PATH"
+echo "== ruff" && ruff check app tests bench
+echo "== mypy" && mypy
+echo "== import-linter" && lint-imports
+echo "== pytest" && pytest -n 2 "$@"

@@ -1,0 +1,9 @@
+"""Shared test fixtures. Hostile samples are built at test time; nothing is ever loaded."""
+
+from __future__ import annotations
+
+import os
+
+# The real Hub is unreachable here: make any accidental hub call fail fast instead of hanging.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.pipeline import vet
+from app.core.scanners.base import ScanContext
+from app.core.verdict import Verdict
+from app.sources.local import LocalSource
+
+
+class TextScanner:
+    """Flags the word EVIL with a chosen severity; reads the whole (small) file."""
+
+    name: ClassVar[str] = "fake-text"
+    rules: ClassVar[tuple[RuleInfo, ...]] = (RuleInfo("evil", Severity.HIGH, "says EVIL"),)
+
+    def __init__(self, severity: Severity = Severity.HIGH) -> None:
+        self.severity = severity
+
+    def handles(self, file: ManifestFile) -> bool:
+        return file.format == "text"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        data = ctx.blob.read(0, ctx.blob.size)
+        found = [Finding(ctx.file.path, self.name, "evil", self.severity, "EVIL")] if b"EVIL" in data else []
+        return ScanOutcome.scanned(self.name, ctx.file.path, found)
+
+    def version(self) -> str:
+        return "1"
+
+
+class CrashingScanner(TextScanner):
+    name: ClassVar[str] = "crashing"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        raise RuntimeError("boom")
+
+
+def test_clean_text_is_approved(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("hello")
+    report = vet(LocalSource(tmp_path), [TextScanner()])
+    assert report.verdict is Verdict.APPROVE
+    assert report.files[0].format == "text" and report.files[0].scanned
+    assert report.stats.bytes_read == 5 and report.stats.repo_bytes == 5
+
+
+def test_high_finding_rejects_and_medium_reviews(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("EVIL")
+    assert vet(LocalSource(tmp_path), [TextScanner()]).verdict is Verdict.REJECT
+    assert vet(LocalSource(tmp_path), [TextScanner(Severity.MEDIUM)]).verdict is Verdict.REVIEW
+
+
+def test_a_crashing_scanner_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("fine")
+    report = vet(LocalSource(tmp_path), [CrashingScanner()])
+    assert report.verdict is Verdict.REJECT
+    assert [f.rule for f in report.findings] == ["scan-error"]
+    assert "boom" in report.findings[0].message
+    assert not report.files[0].scanned
+
+
+def test_file_no_scanner_handles_is_unscanned_and_never_approved(tmp_path: Path) -> None:
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02\xff" * 10)
+    report = vet(LocalSource(tmp_path), [TextScanner()])
+    assert report.verdict is Verdict.REVIEW
+    assert report.findings[0].rule == "unscanned"
+    assert report.files[0].format == "unknown" and not report.files[0].scanned
+
+
+def test_several_scanners_share_one_read(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x" * 1000)
+    report = vet(LocalSource(tmp_path), [TextScanner(), TextScanner(Severity.LOW)])
+    assert report.stats.bytes_read == 1000  # the per-file cache served the second scanner
+
+
+def test_report_json_contract(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("EVIL")
+    doc = vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()]).to_dict()
+    assert set(doc) == {
+        "repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats", "scanners",
+    }
+    assert doc["repo"] == "org/name" and doc["verdict"] == "reject"
+    assert doc["findings"][0] == {
+        "path": "a.txt", "member": None, "scanner": "fake-text", "rule": "evil",
+        "severity": "high", "message": "EVIL", "evidence": None,
+    }
+    assert doc["files"][0]["format"] == "text" and doc["files"][0]["scanned"] is True
+    assert set(doc["stats"]) == {"files", "repo_bytes", "bytes_read", "seconds"}
+    assert doc["scanners"] == {"fake-text": "1"}
