@@ -10,7 +10,9 @@ from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from app.checks_doc import render_checks_markdown
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners import all_scanners
@@ -18,7 +20,7 @@ from app.errors import HfvetError
 from app.render.json_report import render_json
 from app.render.sarif import render_sarif
 from app.render.text import print_report
-from app.vetting import scan_local
+from app.vetting import scan_local, vet_remote
 
 EXIT_ERROR = 2
 
@@ -62,13 +64,40 @@ def scan(
     raise typer.Exit(report.verdict.exit_code)
 
 
+@app.command("vet")
+def vet_cmd(
+    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    revision: Annotated[str, typer.Option("--revision", "-r", help="Branch, tag or commit sha.")] = "main",
+    policy: PolicyOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+    show_info: ShowInfoOpt = False,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", envvar="HF_ENDPOINT", help="Hub URL (default: huggingface.co).")
+    ] = None,
+    token: Annotated[str | None, typer.Option("--token", envvar="HF_TOKEN", help="Hub token.")] = None,
+) -> None:
+    """Vet a repo from the hub at a pinned commit, reading only what a loader would execute."""
+    report = _guard(
+        lambda: vet_remote(repo, revision=revision, policy_path=policy, endpoint=endpoint, token=token)
+    )
+    _emit(report, fmt, show_info)
+    raise typer.Exit(report.verdict.exit_code)
+
+
 @app.command()
-def checks() -> None:
-    """List every check hfvet runs (rule id, severity, scanner)."""
+def checks(
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's markdown table.")] = False,
+) -> None:
+    """List every check hfvet runs (scanner, severity, rule id, meaning)."""
+    if markdown:
+        sys.stdout.write(render_checks_markdown() + "\n")
+        return
     console = Console()
     for scanner in all_scanners():
         for rule in scanner.rules:
-            console.print(f"{scanner.name:<16} {rule.severity.value:<8} {rule.id:<28} {rule.description}")
+            console.print(
+                Text(f"{scanner.name:<16} {rule.severity.value:<8} {rule.id:<30} {rule.description}")
+            )
 
 
 T = TypeVar("T")

@@ -8,6 +8,7 @@ from app.core.pipeline import DecideFn, ProgressFn, default_decide, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.errors import UsageError
+from app.progress import vet_progress
 from app.sources.local import LocalSource
 
 
@@ -28,3 +29,22 @@ def scan_local(
         raise UsageError(f"no such file or directory: {path}")
     source = LocalSource(path, repo_id=repo_id)
     return vet(source, all_scanners(), decide=decide_for(policy_path), progress=progress)
+
+
+def vet_remote(
+    repo_id: str,
+    *,
+    revision: str = "main",
+    policy_path: Path | None = None,
+    endpoint: str | None = None,
+    token: str | None = None,
+    show_progress: bool | None = None,
+    workers: int = 8,
+) -> Report:
+    """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit."""
+    from app.sources.hub import HubSource  # the network client is only needed here
+
+    source = HubSource(repo_id, revision, endpoint=endpoint, token=token)
+    total = len(source.manifest().files)
+    with vet_progress(total, repo_id, enabled=show_progress) as progress:
+        return vet(source, all_scanners(), decide=decide_for(policy_path), progress=progress, workers=workers)

@@ -1,0 +1,47 @@
+"""Progress for long vets: a rich bar on a terminal, nothing when output is piped."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.core.pipeline import ProgressFn
+from app.core.report import FileReport
+
+
+@contextmanager
+def vet_progress(total_files: int, label: str, *, enabled: bool | None = None) -> Iterator[ProgressFn | None]:
+    """Yield a pipeline progress callback, or None when stderr is not a terminal."""
+    console = Console(stderr=True)
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        yield None
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[read]} read · {task.fields[last]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total_files, read="0 B", last="")
+
+        def update(file: FileReport, bytes_read: int) -> None:
+            bar.update(task, advance=1, read=human_bytes(bytes_read), last=file.path[-40:])
+
+        yield update
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
