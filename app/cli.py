@@ -103,6 +103,25 @@ def checks(
 T = TypeVar("T")
 
 
+hub_app = typer.Typer(help="The offline fixture hub (a stand-in for the Hugging Face Hub).", no_args_is_help=True)
+app.add_typer(hub_app, name="hub")
+
+
+@hub_app.command("serve")
+def hub_serve(
+    root: Annotated[Path, typer.Option("--root", help="Directory of ORG/NAME repo folders (docs/fixture-hub.md).")],
+    host: Annotated[str, typer.Option("--host", help="Loopback address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0 picks a free one).")] = 0,
+) -> None:
+    """Serve ROOT over HTTP with the subset of the Hub API that huggingface_hub uses."""
+    from app.hubfixture import serve
+
+    if not root.is_dir():
+        Console(stderr=True).print(Text(f"error: --root is not a directory: {root}"))
+        raise typer.Exit(EXIT_ERROR)
+    serve(root, host, port, on_ready=lambda url: typer.echo(f"fixture hub serving {root} at {url}"))
+
+
 def _guard(fn: Callable[[], T]) -> T:
     """Run fn; operational errors print one clear line and exit 2."""
     try:

@@ -1,0 +1,83 @@
+"""Errors of the hub source, and the translation from huggingface_hub / httpx2 exceptions.
+
+Every class is a ``SourceError``, so the pipeline fails closed on any of them; callers that
+want to tell the user *why* (CLI exit messages, API status codes) catch the leaves.
+"""
+
+from __future__ import annotations
+
+import httpx2
+from huggingface_hub.errors import (
+    DisabledRepoError,
+    GatedRepoError,
+    HfHubHTTPError,
+    HFValidationError,
+    OfflineModeIsEnabled,
+    RemoteEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+from app.core.ports import SourceError
+
+
+class HubError(SourceError):
+    """The hub could not give us what we asked for."""
+
+
+class HubRepoNotFound(HubError):
+    """No such repo, or it is private and the token cannot see it (the Hub does not say which)."""
+
+
+class HubRevisionNotFound(HubError):
+    """The repo exists but the branch, tag or commit does not."""
+
+
+class HubAccessDenied(HubError):
+    """Gated, disabled, or the token is not authorised for this content."""
+
+
+class HubUnreachable(HubError):
+    """Network failure, timeout, offline mode, or the hub kept failing (429/5xx) past the retry budget."""
+
+
+class HubProtocolError(HubError):
+    """The hub answered, but not what the protocol promises (ignored Range, wrong Content-Range,
+    short body, a commit other than the pinned one...). Never trusted as data."""
+
+
+def translate(exc: Exception, repo_id: str, revision: str) -> HubError:
+    """The one mapping from client exceptions to ours (order matters: subclasses first)."""
+    where = f"{repo_id}@{revision}"
+    if isinstance(exc, GatedRepoError):
+        return HubAccessDenied(f"{repo_id} is gated; the token has not been granted access ({_status(exc)})")
+    if isinstance(exc, DisabledRepoError):
+        return HubAccessDenied(f"{repo_id} is disabled on the hub")
+    if isinstance(exc, RepositoryNotFoundError):
+        return HubRepoNotFound(f"{repo_id} not found (or private and not visible to the token)")
+    if isinstance(exc, RevisionNotFoundError):
+        return HubRevisionNotFound(f"revision {revision!r} not found in {repo_id}")
+    if isinstance(exc, RemoteEntryNotFoundError):
+        return HubProtocolError(f"{where}: a file listed in the manifest is missing on the hub")
+    if isinstance(exc, HfHubHTTPError):
+        status = _status(exc)
+        if status in (401, 403):
+            return HubAccessDenied(f"{where}: access denied (HTTP {status})")
+        return HubError(f"{where}: hub error HTTP {status}: {_first_line(exc)}")
+    if isinstance(exc, OfflineModeIsEnabled):
+        return HubUnreachable("offline mode is enabled (HF_HUB_OFFLINE): the hub cannot be reached")
+    if isinstance(exc, HFValidationError):
+        return HubError(f"invalid repo id or revision {where!r}: {exc}")
+    if isinstance(exc, httpx2.TransportError):
+        return HubUnreachable(f"cannot reach the hub for {where}: {type(exc).__name__}: {exc}")
+    return HubError(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _status(exc: HfHubHTTPError) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
