@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from app.checks_doc import render_checks_markdown
+from app.cli_policy import policy_app
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners import all_scanners
@@ -43,7 +44,11 @@ class OutputFormat(StrEnum):
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
 PolicyOpt = Annotated[
     Path | None,
-    typer.Option("--policy", help="Trust policy YAML; without it a severity-only interim verdict is used."),
+    typer.Option(
+        "--policy",
+        help="Trust policy: a YAML file or a shipped name (default, strict). "
+        "Without it a severity-only interim verdict is used.",
+    ),
 ]
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
 
@@ -103,6 +108,7 @@ def checks(
 T = TypeVar("T")
 
 
+app.add_typer(policy_app, name="policy")
 hub_app = typer.Typer(help="The offline fixture hub (a stand-in for the Hugging Face Hub).", no_args_is_help=True)
 app.add_typer(hub_app, name="hub")
 

@@ -7,15 +7,30 @@ from pathlib import Path
 from app.core.pipeline import DecideFn, ProgressFn, default_decide, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
+from app.cli_policy import policies_dir
+from app.core.policy.engine import make_decide
+from app.core.policy.errors import PolicyError
+from app.core.policy.loader import load_policy
 from app.errors import UsageError
 from app.progress import vet_progress
 from app.sources.local import LocalSource
 
 
 def decide_for(policy_path: Path | None) -> DecideFn:
+    """The trust policy's decision, or the interim severity verdict without one."""
     if policy_path is None:
         return default_decide
-    raise UsageError("--policy is not available yet")
+    try:
+        return make_decide(load_policy(resolve_policy(policy_path)))
+    except PolicyError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def resolve_policy(path: Path) -> Path:
+    """A path, or the bare name of a shipped policy (`default`, `strict`)."""
+    if path.exists() or path.suffix:
+        return path
+    return policies_dir() / f"{path}.yaml"
 
 
 def scan_local(

@@ -56,6 +56,7 @@ class Report:
             "files": [vars(f).copy() for f in self.files],
             "stats": vars(self.stats).copy(),
             "scanners": dict(self.scanners),
+            "identity": dict(self.identity),
         }
 
 

@@ -80,7 +80,7 @@ def test_report_json_contract(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("EVIL")
     doc = vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()]).to_dict()
     assert set(doc) == {
-        "repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats", "scanners",
+        "repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats", "scanners", "identity",
     }
     assert doc["repo"] == "org/name" and doc["verdict"] == "reject"
     assert doc["findings"][0] == {

@@ -1,0 +1,92 @@
+"""The CEL variables a rule's `when` sees. VARIABLES is also the documentation table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.findings import Severity
+from app.core.policy.cel import to_cel
+from app.core.policy.facts import FindingFact, PolicyFacts
+from app.core.policy.schema import TierName
+
+# Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
+PICKLE_FORMATS = ("pickle", "torch-legacy", "pytorch-zip")
+SEVERITY_RANKS = {s.value: s.rank for s in Severity}
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    type: str
+    description: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("repo.id", "string or null", "`org/name`; null for a local scan without `--repo`."),
+    Variable("repo.org", "string or null", "The part before `/`; null without a repo id."),
+    Variable("repo.name", "string or null", "The part after `/`."),
+    Variable("repo.revision", "string or null", "The 40-hex commit vetted, when known."),
+    Variable("repo.tier", "string",
+             "`vendor-official`, `trusted` or `third-party` (unknown orgs, no repo id)."),
+    Variable("repo.lookalike", "bool", "The org imitates a vendor-official or trusted org (see identity)."),
+    Variable("repo.lookalike_of", "string or null", "The org it imitates."),
+    Variable("repo.facts", "map", "Hub metadata as given by the source (author, tags, gated, private, "
+             "cardData...). Keys may be missing: guard with `has(repo.facts.x)`."),
+    Variable("files", "list(map)", "One per file: `path`, `size`, `format` (content-sniffed), "
+             "`scanned` (bool), `sha256` (or null)."),
+    Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `severity` "
+             "(info..critical), `rank` (0..4), `message`."),
+    Variable("waived", "list(map)", "Findings removed by waivers (same shape as `findings`)."),
+    Variable("finding_rules", "list(string)", "Distinct `rule` ids of `findings`."),
+    Variable("severity", "map(string, int)", "Severity ranks: `severity.info` 0 ... `severity.critical` 4."),
+    Variable("max_severity", "string", "Highest severity among `findings`, or `none`."),
+    Variable("max_rank", "int", "Rank of `max_severity`; -1 when there are no findings."),
+    Variable("counts", "map(string, int)", "Number of findings per severity name."),
+    Variable("unscanned", "list(string)", "Paths of files with `scanned == false`."),
+    Variable("formats", "list(string)", "Distinct file formats present."),
+    Variable("pickle_formats", "list(string)",
+             f"Formats that load through pickle: {', '.join(PICKLE_FORMATS)}."),
+    Variable("lists", "map(string, list(string))", "The policy's own named `lists`."),
+)
+
+
+def finding_map(f: FindingFact) -> dict[str, Any]:
+    return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule,
+            "severity": f.severity.value, "rank": f.severity.rank, "message": f.message}
+
+
+def build_activation(
+    facts: PolicyFacts,
+    findings: list[FindingFact],
+    waived: list[FindingFact],
+    identity: tuple[TierName, str | None],
+    lists: dict[str, list[str]],
+) -> dict[str, Any]:
+    """Plain values for every variable in VARIABLES, converted to celpy types."""
+    tier, lookalike_of = identity
+    repo = facts.repo
+    worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
+    plain: dict[str, Any] = {
+        "repo": {"id": repo.id, "org": repo.org, "name": repo.name, "revision": repo.revision,
+                 "tier": tier, "lookalike": lookalike_of is not None, "lookalike_of": lookalike_of,
+                 "facts": repo.facts},
+        "files": [{"path": f.path, "size": f.size, "format": f.format, "scanned": f.scanned,
+                   "sha256": f.sha256} for f in facts.files],
+        "findings": [finding_map(f) for f in findings],
+        "waived": [finding_map(f) for f in waived],
+        "finding_rules": sorted({f.rule for f in findings}),
+        "severity": SEVERITY_RANKS,
+        "max_severity": worst.value if worst else "none",
+        "max_rank": worst.rank if worst else -1,
+        "counts": {s.value: sum(1 for f in findings if f.severity is s) for s in Severity},
+        "unscanned": [f.path for f in facts.files if not f.scanned],
+        "formats": sorted({f.format for f in facts.files}),
+        "pickle_formats": list(PICKLE_FORMATS),
+        "lists": lists,
+    }
+    return {name: to_cel(value) for name, value in plain.items()}
+
+
+def top_level_names() -> set[str]:
+    return {v.name.split(".", 1)[0] for v in VARIABLES}

@@ -1,0 +1,96 @@
+"""What a policy decides on: repo identity, files and findings, as validated plain data.
+
+The same shape comes from a live vet (`facts_from`), a stored report (`facts_from_report_dict`)
+or a policy test case (`input:`), so all three are judged identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.findings import Finding, Severity
+from app.core.manifest import Manifest
+from app.core.policy.errors import PolicyError
+from app.core.report import FileReport
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RepoFacts(_Model):
+    id: str | None = Field(None, description="`org/name`, or null for a local scan without --repo.")
+    revision: str | None = Field(None, description="40-hex commit, or null when unknown.")
+    facts: dict[str, Any] = Field(default_factory=dict, description="Hub metadata: author, tags, gated...")
+
+    @property
+    def org(self) -> str | None:
+        if not self.id or "/" not in self.id:
+            return None
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str | None:
+        return self.id.split("/", 1)[1] if self.id and "/" in self.id else self.id
+
+
+class FileFact(_Model):
+    path: str = Field(description="Repo-relative path.")
+    size: int = Field(0, description="Bytes.")
+    format: str = Field("unknown", description="Content-sniffed format (safetensors, gguf, pickle...).")
+    scanned: bool = Field(True, description="Every scanner that looked finished, and at least one looked.")
+    sha256: str | None = Field(None, description="LFS sha256 when known.")
+    blob_id: str | None = Field(None, description="Git blob id when known.")
+
+
+class FindingFact(_Model):
+    path: str = Field(description="File the finding is about.")
+    rule: str = Field(description="Finding rule id (shared vocabulary, e.g. `pickle-dangerous-global`).")
+    severity: Severity = Field(description="How bad, as the scanner judged it.")
+    scanner: str = Field("unknown", description="Scanner that reported it.")
+    message: str = Field("", description="Human-readable detail.")
+    member: str | None = Field(None, description="Archive member, when inside one.")
+    evidence: str | None = Field(None, description="Short evidence string.")
+
+
+class PolicyFacts(_Model):
+    repo: RepoFacts = Field(default_factory=RepoFacts, description="Who published it.")
+    files: list[FileFact] = Field(default_factory=list, description="Every file of the revision.")
+    findings: list[FindingFact] = Field(default_factory=list, description="Every finding of the vet.")
+
+
+def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport]) -> PolicyFacts:
+    identity = manifest.identity
+    return PolicyFacts(
+        repo=RepoFacts(id=identity.repo_id, revision=identity.revision, facts=dict(identity.facts)),
+        files=[FileFact(path=f.path, size=f.size, format=f.format, scanned=f.scanned,
+                        sha256=f.sha256, blob_id=f.blob_id) for f in files],
+        findings=[FindingFact(path=f.path, rule=f.rule, severity=f.severity, scanner=f.scanner,
+                              message=f.message, member=f.member, evidence=f.evidence) for f in findings],
+    )
+
+
+def facts_from_report_dict(report: Mapping[str, Any], source: str = "<report>") -> PolicyFacts:
+    """Facts of a stored report JSON (DESIGN §6.2), to replay it under another policy.
+
+    Identity facts come from an optional `identity` key; reports without it replay with none.
+    """
+    if not isinstance(report, Mapping) or "files" not in report or "findings" not in report:
+        raise PolicyError.single(source, None, "not a hfvet report: needs `files` and `findings`")
+    try:
+        return PolicyFacts.model_validate({
+            "repo": {"id": report.get("repo"), "revision": report.get("revision"),
+                     "facts": report.get("identity") or {}},
+            "files": [_pick(f, FileFact) for f in report["files"]],
+            "findings": [_pick(f, FindingFact) for f in report["findings"]],
+        })
+    except (ValidationError, TypeError, AttributeError) as exc:
+        raise PolicyError.single(source, None, f"malformed report: {exc}") from exc
+
+
+def _pick(entry: Mapping[str, Any], model: type[_Model]) -> dict[str, Any]:
+    # Reports may carry keys newer than this code; keep the ones the policy sees.
+    return {k: v for k, v in entry.items() if k in model.model_fields}
