@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.pipeline import DecideFn, ProgressFn, default_decide, vet
-from app.core.report import Report
-from app.core.scanners import all_scanners
 from app.cli_policy import policies_dir
+from app.core.pipeline import DecideFn, ProgressFn, default_decide, vet
 from app.core.policy.engine import make_decide
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
+from app.core.report import Report
+from app.core.scanners import all_scanners
 from app.errors import UsageError
 from app.progress import vet_progress
 from app.sources.local import LocalSource
