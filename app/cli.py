@@ -90,6 +90,23 @@ def vet_cmd(
 
 
 @app.command()
+def demo(
+    policy: Annotated[Path, typer.Option("--policy", help="Trust policy (file or shipped name).")] = Path("default"),
+    keep: Annotated[
+        Path | None, typer.Option("--keep", help="Write the example repos here and keep them (for hfvet scan).")
+    ] = None,
+) -> None:
+    """Offline demo: vet the bundled example repos through the fixture hub and print a table."""
+    from app.demo import run_demo
+
+    rows = _guard(lambda: run_demo(Console(), policy=policy, keep=keep))
+    unexpected = [r.example.repo_id for r in rows if not r.as_expected]
+    if unexpected:
+        Console(stderr=True).print(Text(f"unexpected verdicts: {', '.join(unexpected)}", style="bold red"))
+        raise typer.Exit(1)
+
+
+@app.command()
 def checks(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's markdown table.")] = False,
 ) -> None:

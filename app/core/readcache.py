@@ -1,19 +1,71 @@
-"""Per-file read cache so several scanners looking at one file fetch its bytes once."""
+"""Per-file read cache so several scanners looking at one file fetch each byte once."""
 
 from __future__ import annotations
 
+import bisect
 import threading
 
 from app.core.manifest import Manifest
 from app.core.ports import Source
 
 
+class _Segments:
+    """Non-overlapping cached byte ranges of one file, sorted by offset."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.chunks: list[bytes] = []
+
+    def gaps(self, offset: int, end: int) -> list[tuple[int, int]]:
+        """The sub-ranges of [offset, end) not cached yet."""
+        gaps, pos = [], offset
+        i = max(0, bisect.bisect_right(self.starts, offset) - 1)
+        while pos < end and i < len(self.starts):
+            start, stop = self.starts[i], self.starts[i] + len(self.chunks[i])
+            if stop <= pos:
+                i += 1
+                continue
+            if start >= end:
+                break
+            if start > pos:
+                gaps.append((pos, start))
+            pos = max(pos, stop)
+            i += 1
+        if pos < end:
+            gaps.append((pos, end))
+        return gaps
+
+    def add(self, offset: int, data: bytes) -> None:
+        """Insert data at offset, trimming the part that is already cached."""
+        for start, stop in self.gaps(offset, offset + len(data)):
+            i = bisect.bisect_left(self.starts, start)
+            self.starts.insert(i, start)
+            self.chunks.insert(i, data[start - offset : stop - offset])
+
+    def get(self, offset: int, end: int) -> bytes:
+        i = max(0, bisect.bisect_right(self.starts, offset) - 1)
+        out = bytearray()
+        while len(out) < end - offset and i < len(self.starts):
+            start, chunk = self.starts[i], self.chunks[i]
+            pos = offset + len(out)
+            if start <= pos < start + len(chunk):
+                out += chunk[pos - start : end - start]
+            elif start > pos:
+                break  # a hole: only at end of file, where the inner source returned less
+            i += 1
+        return bytes(out)
+
+
 class CachingSource:
-    """Wraps a Source; keeps the ranges read from a file until ``forget(path)``."""
+    """Wraps a Source; keeps the ranges read from a file until ``forget(path)``.
+
+    Overlapping reads by different scanners fetch only the bytes not fetched before, so
+    ``bytes_read`` counts every byte of the file at most once.
+    """
 
     def __init__(self, inner: Source) -> None:
         self._inner = inner
-        self._segments: dict[str, list[tuple[int, bytes]]] = {}
+        self._files: dict[str, _Segments] = {}
         self._lock = threading.Lock()
 
     def manifest(self) -> Manifest:
@@ -27,23 +79,17 @@ class CachingSource:
         return self._inner.bytes_read
 
     def read(self, path: str, offset: int, length: int) -> bytes:
-        hit = self._lookup(path, offset, length)
-        if hit is not None:
-            return hit
-        data = self._inner.read(path, offset, length)
+        end = offset + length
         with self._lock:
-            self._segments.setdefault(path, []).append((offset, data))
-        return data
+            segments = self._files.setdefault(path, _Segments())
+            gaps = segments.gaps(offset, end)
+        for start, stop in gaps:
+            data = self._inner.read(path, start, stop - start)
+            with self._lock:
+                segments.add(start, data)
+        with self._lock:
+            return segments.get(offset, end)
 
     def forget(self, path: str) -> None:
         with self._lock:
-            self._segments.pop(path, None)
-
-    def _lookup(self, path: str, offset: int, length: int) -> bytes | None:
-        with self._lock:
-            segments = list(self._segments.get(path, ()))
-        for start, data in segments:
-            end = start + len(data)
-            if start <= offset and offset + length <= end:
-                return data[offset - start : offset - start + length]
-        return None
+            self._files.pop(path, None)
