@@ -1,0 +1,164 @@
+"""Jinja chat templates (threat model item 5) and the GGUF header that may carry them.
+
+Templates come from ``tokenizer_config.json`` / ``chat_template.json`` /
+``processor_config.json`` (``chat_template`` as a string or a list of ``{name, template}``),
+``*.jinja`` files, and GGUF metadata (``tokenizer.chat_template[.<name>]``). Each is parsed,
+never rendered, and hashed so a changed template shows up between revisions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, ClassVar
+
+import jinja2
+
+from app.core.blobs import Blob
+from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.ports import SourceError
+from app.core.scanners.base import ScanContext
+from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
+from app.core.scanners.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
+from app.core.scanners.jinja_checks import injection_evidence, parse
+
+TEMPLATE_JSON_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "processor_config.json"})
+TEMPLATE_SUFFIXES = (".jinja", ".jinja2")
+MAX_JSON_BYTES = 64 * 1024 * 1024  # tokenizer configs with big vocabularies reach several MB
+UNPARSEABLE = "template-unparseable"
+
+
+class _Unparseable(Exception):
+    """A template container that cannot be read as one."""
+
+
+class TemplateScanner:
+    name: ClassVar[str] = "chat-templates"
+    rules: ClassVar[tuple[RuleInfo, ...]] = (
+        RuleInfo("template-injection", Severity.CRITICAL,
+                 "chat template reaching Python internals (dunder walks, gadget globals, imports, os/eval)"),
+        RuleInfo(UNPARSEABLE, Severity.MEDIUM, "chat template (or its JSON container) that does not parse"),
+        RuleInfo("chat-template", Severity.INFO, "every chat template with its sha256, to diff revisions"),
+        RuleInfo("gguf-header", Severity.INFO, "GGUF version, counts and architecture of a checked header"),
+        RuleInfo("malformed-gguf", Severity.HIGH,
+                 "GGUF header a loader would choke on: counts, lengths, types, offsets"),
+        RuleInfo("limit-exceeded", Severity.HIGH, "template or config larger than the configured limits"),
+        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+    )
+
+    def handles(self, file: ManifestFile) -> bool:
+        base = file.path.rsplit("/", 1)[-1].lower()
+        return file.format == "gguf" or base in TEMPLATE_JSON_FILES or base.endswith(TEMPLATE_SUFFIXES)
+
+    def version(self) -> str:
+        return f"1.0 (jinja2 {jinja2.__version__})"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        sink = FindingSink(ctx.file.path, self.name)
+        blob = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
+        try:
+            templates = self._templates(ctx, blob, sink)
+        except LimitExceeded as exc:
+            sink.add("limit-exceeded", Severity.HIGH, str(exc))
+            templates = {}
+        except _Unparseable as exc:
+            sink.add(UNPARSEABLE, Severity.MEDIUM, f"{exc}: its chat templates could not be checked")
+            templates = {}
+        except SourceError as exc:
+            return ScanOutcome.failed(self.name, ctx.file.path, str(exc), sink.findings)
+        for name, source in templates.items():
+            check_template(name, source, sink)
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+    def _templates(self, ctx: ScanContext, blob: Blob, sink: FindingSink) -> dict[str, str]:
+        base = ctx.file.path.rsplit("/", 1)[-1].lower()
+        if base.endswith(TEMPLATE_SUFFIXES):
+            return {base: _decode(_read_whole(blob, ctx.limits.max_text_bytes), base)}
+        if base in TEMPLATE_JSON_FILES:
+            cap = min(MAX_JSON_BYTES, ctx.limits.max_read_bytes_per_file)
+            return json_templates(_read_whole(blob, cap), base)
+        return _gguf_templates(blob, ctx.limits.max_text_bytes, sink)
+
+
+def check_template(name: str, source: str, sink: FindingSink) -> None:
+    digest = hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest()
+    sink.add("chat-template", Severity.INFO, f"chat template {name!r} ({len(source)} chars)",
+             member=name, evidence=f"{name} sha256:{digest}")
+    try:
+        tree = parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        sink.add(UNPARSEABLE, Severity.MEDIUM, f"chat template {name!r} does not parse: line {exc.lineno}: "
+                 f"{exc.message}", member=name)
+        return
+    except RecursionError:
+        sink.add(UNPARSEABLE, Severity.MEDIUM, f"chat template {name!r} nests too deeply to parse",
+                 member=name)
+        return
+    evidence = injection_evidence(tree)
+    if evidence:
+        sink.add("template-injection", Severity.CRITICAL,
+                 f"chat template {name!r} reaches Python internals or runs code: {evidence[0]}",
+                 member=name, evidence="; ".join(evidence))
+
+
+def json_templates(raw: bytes, container: str) -> dict[str, str]:
+    """``chat_template`` from a JSON config: a string, or a list of ``{name, template}``."""
+    try:
+        config = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise _Unparseable(f"{container} is not valid JSON ({exc})") from exc
+    if not isinstance(config, dict):
+        raise _Unparseable(f"{container} is not a JSON object")
+    value: Any = config.get("chat_template")
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {"chat_template": value}
+    if isinstance(value, list) and all(_is_named_template(v) for v in value):
+        return {f"chat_template[{v['name']}]": v["template"] for v in value}
+    raise _Unparseable(f"{container} chat_template is neither a string nor a list of {{name, template}}")
+
+
+def _is_named_template(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k), str) for k in ("name", "template"))
+
+
+def _gguf_templates(blob: Blob, max_string: int, sink: FindingSink) -> dict[str, str]:
+    try:
+        header = read_gguf(blob, max_string)
+    except MalformedGGUF as exc:
+        sink.add("malformed-gguf", Severity.HIGH, f"malformed GGUF header: {exc}")
+        return {}
+    except TooLong as exc:
+        raise LimitExceeded(str(exc)) from exc
+    facts = json.dumps(_facts(header), sort_keys=True)
+    sink.add("gguf-header", Severity.INFO, _describe(header), evidence=facts)
+    return header.templates
+
+
+def _describe(header: GGUFHeader) -> str:
+    arch = header.facts.get("general.architecture", "unknown")
+    return (f"GGUF v{header.version} ({header.byte_order}-endian): {header.tensor_count} tensors, "
+            f"{header.kv_count} metadata keys, architecture {arch}, {len(header.templates)} chat template(s)")
+
+
+def _facts(header: GGUFHeader) -> dict[str, Any]:
+    facts: dict[str, Any] = {"version": header.version, "tensors": header.tensor_count, "kv": header.kv_count}
+    facts.update(header.facts)
+    if header.unknown_tensor_types:
+        facts["unknown_tensor_types"] = sorted(header.unknown_tensor_types)
+    return facts
+
+
+def _read_whole(blob: Blob, cap: int) -> bytes:
+    if blob.size > cap:
+        raise LimitExceeded(f"file is {blob.size} bytes; templates are only read from files up to {cap}")
+    return blob.read(0, blob.size)
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unparseable(f"{name} is not UTF-8 text") from exc
