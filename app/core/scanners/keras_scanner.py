@@ -1,0 +1,192 @@
+"""Keras model configs: Lambda layers and references to code outside Keras.
+
+A Keras model config names every object to rebuild by module and class. ``Lambda`` layers
+carry marshalled Python bytecode, and references outside the Keras packages make the
+loader import other code (the safe_mode bypasses of CVE-2025-1550, -8747 and -9906). The
+config is read from ``config.json`` in a ``.keras`` zip, from the ``model_config``
+attribute of a Keras HDF5 file, or from a top-level ``config.json`` (keras-hub presets).
+The whole JSON tree is walked, so nested Functional/Sequential models and wrappers count.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import posixpath
+import zipfile
+from typing import Any, ClassVar
+
+from app.core.blobs import open_blob
+from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.scanners.base import ScanContext
+from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
+from app.core.scanners.peer_support import EngineRun, open_capped_member
+
+NAME = "keras"
+LAMBDA = "keras-lambda"
+EXTERNAL = "keras-external-module"
+DANGEROUS = "keras-dangerous-reference"
+KERAS_PACKAGES = frozenset({"keras", "keras_hub", "keras_nlp", "keras_cv", "tf_keras"})
+DANGEROUS_MODULES = frozenset({
+    "os", "posix", "nt", "subprocess", "builtins", "__builtin__", "sys", "runpy", "importlib",
+    "pickle", "_pickle", "marshal", "shutil", "socket", "ctypes", "pty", "code", "codeop",
+})
+# Keras functions a config can call while loading: file download and switching safe_mode off.
+DANGEROUS_FUNCTIONS = frozenset({"get_file", "enable_unsafe_deserialization"})
+H5_SKIP = "H5 not inspected: reading its Keras model config needs h5py, which is not installed"
+
+
+class KerasScanner:
+    name: ClassVar[str] = NAME
+    rules: ClassVar[tuple[RuleInfo, ...]] = (
+        RuleInfo(LAMBDA, Severity.HIGH, "a Keras model has a Lambda layer: Python bytecode that runs "
+                 "when the model is loaded or called"),
+        RuleInfo(EXTERNAL, Severity.MEDIUM, "a Keras config references a module or registered object "
+                 "outside the Keras packages: loading needs (and imports) other code"),
+        RuleInfo(DANGEROUS, Severity.HIGH, "a Keras config references a system module (os, subprocess, "
+                 "builtins...) or a Keras function abused to bypass safe_mode"),
+        RuleInfo("limit-exceeded", Severity.HIGH, "the Keras config is larger than hfvet's text limit"),
+        RuleInfo("scan-error", Severity.HIGH, "the Keras config could not be read or parsed"),
+    )
+
+    def handles(self, file: ManifestFile) -> bool:
+        if file.format in ("keras", "hdf5"):
+            return True
+        return file.format == "text" and posixpath.basename(file.path) == "config.json"
+
+    def version(self) -> str:
+        try:
+            return f"1.0 (h5py {importlib.metadata.version('h5py')})"
+        except importlib.metadata.PackageNotFoundError:
+            return "1.0 (no h5py: H5 configs not inspected)"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
+            return ScanOutcome.skipped(NAME, ctx.file.path, H5_SKIP)
+        run = EngineRun(FindingSink(ctx.file.path, NAME))
+        budget = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
+        try:
+            if ctx.file.format == "keras":
+                _scan_keras_zip(ctx, budget, run)
+            elif ctx.file.format == "hdf5":
+                _scan_h5(ctx, budget, run)
+            else:
+                _scan_preset_config(ctx, budget, run)
+        except LimitExceeded as exc:
+            run.limit = str(exc)
+        except Exception as exc:  # noqa: BLE001 - an unreadable container fails closed
+            run.errors.append(f"{type(exc).__name__}: {exc}")
+        return run.outcome()
+
+
+def _scan_keras_zip(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) -> None:
+    with zipfile.ZipFile(open_blob(budget)) as zf:
+        # Every entry named config.json: zip readers disagree on which duplicate wins.
+        configs = [info for info in zf.infolist() if info.filename == "config.json"]
+        if not configs:
+            run.errors.append("no config.json in the Keras archive")
+        for info in configs:
+            with open_capped_member(zf, info, ctx.limits.max_text_bytes) as member:
+                text = member.read()
+            _check_config(_parse(text, run), run.sink, "config.json")
+
+
+def _scan_h5(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) -> None:
+    h5py: Any = importlib.import_module("h5py")
+    with open_blob(budget) as stream, h5py.File(stream, "r") as h5:
+        raw = h5.attrs.get("model_config")
+    if raw is None:
+        return  # weights only (e.g. transformers' tf_model.h5): nothing is rebuilt from code
+    text = raw.encode() if isinstance(raw, str) else bytes(raw)
+    if len(text) > ctx.limits.max_text_bytes:
+        raise LimitExceeded(f"model_config is longer than {ctx.limits.max_text_bytes} bytes")
+    _check_config(_parse(text, run), run.sink, None)
+
+
+def _scan_preset_config(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) -> None:
+    if ctx.file.size > ctx.limits.max_text_bytes:
+        raise LimitExceeded(f"config.json is longer than {ctx.limits.max_text_bytes} bytes")
+    try:
+        config = json.loads(budget.read(0, ctx.file.size))
+    except (ValueError, RecursionError):
+        return  # not JSON, so no Keras loader can rebuild anything from it
+    if _is_keras_object(config):
+        _check_config(config, run.sink, None)
+
+
+def _is_keras_object(config: object) -> bool:
+    return isinstance(config, dict) and "class_name" in config and (
+        "module" in config or "registered_name" in config
+    )
+
+
+def _parse(text: bytes, run: EngineRun) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        run.errors.append(f"Keras model config is not valid JSON: {exc}")
+        return None
+
+
+def _check_config(config: object, sink: FindingSink, member: str | None) -> None:
+    """Walk the whole JSON tree (iteratively: hostile nesting must not recurse)."""
+    reported: set[tuple[str, str]] = set()
+    stack: list[tuple[object, str]] = [(config, "$")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            _check_object(node, where, sink, member, reported)
+            stack.extend((value, f"{where}.{key}") for key, value in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((value, f"{where}[{i}]") for i, value in reversed(list(enumerate(node))))
+
+
+def _check_object(
+    node: dict[str, Any], where: str, sink: FindingSink, member: str | None, reported: set[tuple[str, str]]
+) -> None:
+    if node.get("class_name") == "Lambda":
+        layer = _layer_name(node)
+        sink.add(LAMBDA, Severity.HIGH, f"Lambda layer {layer!r} holds Python code that runs when the "
+                 "model is loaded or called", member=member, evidence=where)
+    judged = _judge(node)
+    if judged is not None and judged[:2] not in reported:
+        rule, ref, message = judged
+        reported.add((rule, ref))
+        severity = Severity.HIGH if rule == DANGEROUS else Severity.MEDIUM
+        sink.add(rule, severity, message, member=member, evidence=where)
+
+
+def _judge(node: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(rule, reference, message) for the worst reference one config object makes."""
+    refs = _references(node)
+    called = node.get("config") if node.get("class_name") == "function" else node.get("registered_name")
+    if called in DANGEROUS_FUNCTIONS:
+        ref = f"{node.get('module')}.{called}"
+        return DANGEROUS, ref, f"Keras config calls {ref} while loading (a known safe_mode bypass)"
+    for ref in refs:
+        if ref.split(".", 1)[0] in DANGEROUS_MODULES:
+            return DANGEROUS, ref, f"Keras config references system module {ref!r}: the loader imports it"
+    for ref in refs:
+        if ref.split(".", 1)[0] not in KERAS_PACKAGES:
+            return EXTERNAL, ref, (f"Keras config references {ref!r} (class {node.get('class_name')!r}): "
+                                   "loading imports code outside Keras")
+    return None
+
+
+def _layer_name(node: dict[str, Any]) -> str:
+    config = node.get("config")
+    name = config.get("name") if isinstance(config, dict) else None
+    return str(name or node.get("name") or "?")
+
+
+def _references(node: dict[str, Any]) -> list[str]:
+    refs = []
+    if isinstance(node.get("module"), str):
+        refs.append(node["module"])
+    registered = node.get("registered_name")
+    if isinstance(registered, str) and ">" in registered:
+        refs.append(registered.split(">", 1)[0])  # "package>Name" from register_keras_serializable
+    return refs

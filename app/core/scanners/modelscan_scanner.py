@@ -1,0 +1,247 @@
+"""modelscan as a corroborating engine: its scanner classes run on streams hfvet chose.
+
+modelscan dispatches by file extension and reads files from disk. Here each of its scanner
+classes gets a ``Model(source, stream)`` whose format comes from hfvet's content sniffing,
+with zip members fed one by one. Where modelscan itself is broken, the same engine function
+is called the way its scanner class should have called it (each place says why).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+import importlib.util
+import logging
+import posixpath
+import zipfile
+from collections.abc import Callable
+from typing import IO, Any, ClassVar
+
+from modelscan.model import Model
+from modelscan.scanners import H5LambdaDetectScan, KerasLambdaDetectScan, PickleUnsafeOpScan
+from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
+from modelscan.skip import SkipCategories
+from modelscan.tools.picklescanner import scan_pickle_bytes
+
+from app.core.blobs import open_blob
+from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.scanners.base import ScanContext
+from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
+from app.core.scanners.peer_support import (
+    LEGACY_TORCH_PICKLES,
+    ZIP_FORMATS,
+    EngineRun,
+    PlannedMember,
+    guard_opcodes,
+    joblib_interleaved,
+    npy_payload_offset,
+    open_capped_member,
+    reopen,
+    walk_zip_members,
+)
+
+NAME = "modelscan"
+logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead
+# TF loads these by name; the sniffer sees only protobuf bytes ("unknown").
+SAVED_MODEL_NAMES = frozenset({"saved_model.pb", "keras_metadata.pb"})
+HANDLED_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "keras", "hdf5", *ZIP_FORMATS})
+SAVED_MODEL_SKIP = ("TF SavedModel not inspected: modelscan's SavedModel scanners parse it with "
+                    "tensorflow's protobuf classes, and hfvet does not install tensorflow")
+H5_SKIP = "H5 not inspected by modelscan: its H5 scanner needs h5py, which is not installed"
+
+SKIPPED_INFO = "modelscan:skipped"
+UNKNOWN = "modelscan:unknown"
+LAMBDA = "modelscan:lambda"
+FALLBACK = "modelscan:unsafe-operator"
+JOBLIB_PARTIAL = "modelscan:joblib-partial"
+_LEVELS = ("CRITICAL", "HIGH", "MEDIUM", "LOW")  # modelscan's IssueSeverity names, also ours
+
+Handler = Callable[["ModelscanScanner", ScanContext, IO[bytes], EngineRun], None]
+
+
+def modelscan_rules(settings: dict[str, Any]) -> tuple[RuleInfo, ...]:
+    """One rule per denylist entry (``modelscan:os``, ``modelscan:builtins.eval``...)."""
+    rules = {
+        UNKNOWN: RuleInfo(UNKNOWN, Severity.CRITICAL, "modelscan: a pickle imports a global it cannot "
+                          "resolve (names computed at load time)"),
+        LAMBDA: RuleInfo(LAMBDA, Severity.MEDIUM, "modelscan: a Keras model has a Lambda layer "
+                         "(modelscan's own severity; hfvet's keras scanner rates it high)"),
+        FALLBACK: RuleInfo(FALLBACK, Severity.HIGH, "modelscan: an unsafe operator outside its "
+                           "known denylist entries"),
+        JOBLIB_PARTIAL: RuleInfo(JOBLIB_PARTIAL, Severity.INFO, "modelscan: could not walk a joblib "
+                                 "pickle past its first numpy array; the rest is hfvet's engine's"),
+        SKIPPED_INFO: RuleInfo(SKIPPED_INFO, Severity.INFO, "modelscan: an HDF5 file has no Keras "
+                               "model config (weights only), so there is nothing to check"),
+        "limit-exceeded": RuleInfo("limit-exceeded", Severity.HIGH, "a stream exceeded hfvet's "
+                                   "limits before modelscan finished"),
+        "scan-error": RuleInfo("scan-error", Severity.HIGH, "modelscan could not finish (parse error, "
+                               "bad member, skipped stream, library failure)"),
+    }
+    for level in _LEVELS:
+        for module, entry in settings["unsafe_globals"][level].items():
+            for name in ["*"] if entry == "*" else entry:
+                rule = _denylist_rule(module, name)
+                target = f"{module}.*" if name == "*" else f"{module}.{name}"
+                rules.setdefault(rule, RuleInfo(rule, Severity[level], f"modelscan denylist: a pickle "
+                                                f"imports {target}"))
+    return tuple(rules.values())
+
+
+def rule_for_issue(settings: dict[str, Any], module: str, operator: str, level: str) -> tuple[str, Severity]:
+    """Which denylist entry modelscan matched (it matches operator names by substring)."""
+    severity = Severity[level]
+    if "unknown" in module or "unknown" in operator:
+        return UNKNOWN, severity
+    if module == "Keras" and operator == "Lambda":
+        return LAMBDA, severity
+    entry = settings["unsafe_globals"].get(level, {}).get(module)
+    if entry == "*":
+        return _denylist_rule(module, "*"), severity
+    for name in entry or ():
+        if name in operator:
+            return _denylist_rule(module, name), severity
+    return FALLBACK, severity
+
+
+def _denylist_rule(module: str, name: str) -> str:
+    return f"modelscan:{module}" if name == "*" else f"modelscan:{module}.{name}"
+
+
+class ModelscanScanner:
+    name: ClassVar[str] = NAME
+    rules: ClassVar[tuple[RuleInfo, ...]] = modelscan_rules(DEFAULT_SETTINGS)
+
+    def __init__(self) -> None:
+        # modelscan's CLI mutates nested settings; a long-lived service keeps its own copy.
+        self._settings: dict[str, Any] = copy.deepcopy(DEFAULT_SETTINGS)
+
+    def handles(self, file: ManifestFile) -> bool:
+        return file.format in HANDLED_FORMATS or posixpath.basename(file.path) in SAVED_MODEL_NAMES
+
+    def version(self) -> str:
+        return importlib.metadata.version("modelscan")
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        path = ctx.file.path
+        if posixpath.basename(path) in SAVED_MODEL_NAMES:
+            return ScanOutcome.skipped(NAME, path, SAVED_MODEL_SKIP)
+        if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
+            return ScanOutcome.skipped(NAME, path, H5_SKIP)
+        run = EngineRun(FindingSink(path, NAME))
+        budget = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
+        fmt = "zip" if ctx.file.format in ZIP_FORMATS else ctx.file.format
+        try:
+            with open_blob(budget) as stream:
+                _HANDLERS[fmt](self, ctx, stream, run)
+        except LimitExceeded as exc:
+            run.limit = str(exc)
+        except Exception as exc:  # noqa: BLE001 - any library failure fails closed
+            run.errors.append(f"{type(exc).__name__}: {exc}")
+        return run.outcome()
+
+    def _scan_pickle(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits)
+        self._pickle_stream(_model(ctx.file.path, stream, SupportedModelFormats.PICKLE), run, None)
+
+    def _scan_legacy_torch(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        # PyTorchUnsafeOpScan checks only the magic-number pickle and never the data pickle
+        # (a known modelscan bypass). torch unpickles the first five, so walk all five.
+        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, max_pickles=LEGACY_TORCH_PICKLES)
+        model = _model(ctx.file.path, stream, SupportedModelFormats.PYTORCH)
+        offset = 0
+        for _ in range(LEGACY_TORCH_PICKLES):
+            results = scan_pickle_bytes(model, self._settings, "pytorch", False, offset)
+            _collect(run, results, None)
+            if results.errors:
+                return
+            offset = stream.tell()
+
+    def _scan_numpy(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, npy=True)
+        self._npy_stream(_model(ctx.file.path, stream, SupportedModelFormats.NUMPY), stream, run, None)
+
+    def _scan_zip(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        # stdlib zipfile, as modelscan itself uses (stricter than torch about flags and CRCs).
+        def scan_member(planned: PlannedMember, member: IO[bytes]) -> None:
+            name = planned.info.filename
+            source = f"{ctx.file.path}:{name}"
+            if planned.kind == "pickle":
+                self._pickle_stream(_model(source, member, SupportedModelFormats.PICKLE), run, name)
+            else:
+                self._npy_stream(_model(source, member, SupportedModelFormats.NUMPY), member, run, name)
+
+        with zipfile.ZipFile(stream) as zf:
+            walk_zip_members(zf, ctx.file.format, ctx.limits, run, scan_member)
+
+    def _scan_keras(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        # KerasLambdaDetectScan.scan() refuses to run without tensorflow, although its check
+        # is plain JSON (tensorflow only supplies a list of safe TF ops, unused for Keras).
+        scan = KerasLambdaDetectScan(self._settings)
+        with zipfile.ZipFile(stream) as zf:
+            configs = [i for i in zf.infolist() if i.filename == "config.json"]
+            if not configs:
+                run.errors.append("no config.json in the Keras archive")
+            for info in configs:
+                with open_capped_member(zf, info, ctx.limits.max_text_bytes) as member:
+                    model = Model(f"{ctx.file.path}:config.json", member)
+                    _collect(run, scan._scan_keras_config_file(model), "config.json")
+
+    def _scan_hdf5(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
+        model = _model(ctx.file.path, stream, SupportedModelFormats.KERAS_H5)
+        _collect(run, H5LambdaDetectScan(self._settings).scan(model), None)
+
+    def _pickle_stream(self, model: Model, run: EngineRun, member: str | None) -> None:
+        results = PickleUnsafeOpScan(self._settings).scan(model)
+        if results is not None and results.errors and joblib_interleaved(model.get_stream()):
+            results.errors = []
+            run.sink.add(JOBLIB_PARTIAL, Severity.INFO, "modelscan cannot walk past the first numpy array "
+                         "of this joblib pickle; it was not checked by modelscan", member=member)
+        _collect(run, results, member)
+
+    def _npy_stream(self, model: Model, stream: IO[bytes], run: EngineRun, member: str | None) -> None:
+        # NumpyUnsafeOpScan crashes on numpy 2 (np.lib.format._check_version is gone), which
+        # would turn every benign .npy into a scan error. Same steps, public numpy API.
+        offset = npy_payload_offset(stream)
+        if offset is not None:
+            _collect(run, scan_pickle_bytes(model, self._settings, "numpy", True, offset), member)
+
+
+_HANDLERS: dict[str, Handler] = {
+    "pickle": ModelscanScanner._scan_pickle,
+    "torch-legacy": ModelscanScanner._scan_legacy_torch,
+    "numpy": ModelscanScanner._scan_numpy,
+    "zip": ModelscanScanner._scan_zip,
+    "keras": ModelscanScanner._scan_keras,
+    "hdf5": ModelscanScanner._scan_hdf5,
+}
+
+
+def _model(source: str, stream: IO[bytes], fmt: Any) -> Model:
+    model = Model(source, stream)
+    model.set_context("formats", [fmt])
+    return model
+
+
+def _collect(run: EngineRun, results: Any, member: str | None) -> None:
+    """Turn modelscan ScanResults into findings; its errors and skips are never dropped."""
+    if results is None:
+        run.errors.append("modelscan declined a stream it was given")
+        return
+    for issue in results.issues:
+        module, operator = str(issue.details.module), str(issue.details.operator)
+        rule, severity = rule_for_issue(DEFAULT_SETTINGS, module, operator, issue.severity.name)
+        run.sink.add(rule, severity, f"modelscan: unsafe operator {module}.{operator} "
+                     f"({issue.severity.name})", member=member, evidence=f"{module}.{operator}")
+    for error in results.errors:
+        if error.name() == "DEPENDENCY":
+            run.skipped = f"modelscan: {error.message}"
+        else:
+            run.errors.append(f"modelscan {error.name()}: {error.message}")
+    for skip in results.skipped:
+        if skip.category is SkipCategories.MODEL_CONFIG:
+            run.sink.add(SKIPPED_INFO, Severity.INFO, f"modelscan skipped it: {skip.message} "
+                         "(an HDF5 file without a Keras model config holds weights only)", member=member)
+        else:
+            run.errors.append(f"modelscan skipped it: {skip.message}")
+
