@@ -1,0 +1,245 @@
+"""Walk a file the way model loaders read it, and analyse every pickle they would run.
+
+Containers (PyTorch zip, npz, zip, 7z, tar, gzip/bz2/xz/zlib) are opened lazily through
+the blob; each member is sniffed by content, and pickles, legacy torch streams, ``.npy``
+object arrays and nested containers are followed down to ``limits.max_nesting``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from app.core.blobs import Blob, BytesBlob, open_blob
+from app.core.findings import FindingSink, Severity
+from app.core.formats import HEAD_BYTES, detect_format, refine_zip
+from app.core.limits import Limits
+from app.core.scanners import numpy_format, sevenzip, zip_reader
+from app.core.scanners.pickle_ops import RULE_LIMIT, RULE_UNRESOLVED, analyze_pickles
+from app.core.scanners.stream_util import CorruptStream, LimitExceeded, decompressed, head_of
+from app.core.scanners.zip_reader import ZipMember
+
+RULE_UNREADABLE = "container-unreadable"
+LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys
+ZIP_FORMATS = frozenset({"zip", "pytorch-zip", "numpy-npz", "keras", "wheel"})
+COMPRESSED = frozenset({"gzip", "bz2", "xz", "zlib"})
+# Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
+# than the sniff window looks like text. Walked leniently (see _lenient_pickles).
+LENIENT = frozenset({"text", "unknown"})
+_BLOB_FORMATS = ZIP_FORMATS | {"7z"}
+_STREAM_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "tar"}) | COMPRESSED | LENIENT
+_PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
+_IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
+# torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
+_STORAGE_RECORD = re.compile(r"(^|/)data/\d+$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One archive member, opened on demand."""
+
+    name: str
+    size: int
+    open_stream: Callable[[], BinaryIO]
+    reopenable: bool
+    open_blob: Callable[[], Blob] | None = None
+
+
+class ContainerWalker:
+    def __init__(self, sink: FindingSink, limits: Limits) -> None:
+        self.sink = sink
+        self.limits = limits
+
+    def scan(self, blob: Blob, fmt: str) -> None:
+        """Walk a top-level file of the sniffed format ``fmt``."""
+        self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
+
+    # -- dispatch
+    def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
+        if fmt in ZIP_FORMATS:
+            self._zip(blob, member, depth)
+        elif fmt == "7z":
+            self._sevenzip(blob, member, depth)
+        else:
+            self._walk_stream(open_blob(blob), fmt, member, depth)
+
+    def _walk_stream(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
+        if fmt == "pickle":
+            self._pickles(stream, member, None)
+        elif fmt == "torch-legacy":
+            self._pickles(stream, member, LEGACY_TORCH_PICKLES)
+        elif fmt == "numpy":
+            self._npy(stream, member)
+        elif fmt == "tar":
+            self._tar(stream, member, depth)
+        elif fmt in LENIENT:
+            self._lenient_pickles(stream, member)
+        elif fmt in COMPRESSED:
+            self._compressed(stream, fmt, member, depth)
+        elif fmt in _BLOB_FORMATS:
+            self._walk_blob(self._materialize(stream), fmt, member, depth)
+
+    def _entry(self, entry: Entry, depth: int) -> None:
+        stream = entry.open_stream()
+        head = head_of(stream, HEAD_BYTES)
+        fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
+        if _PICKLE_NAME.search(entry.name) and fmt != "torch-legacy":
+            fmt = "pickle"  # the loader unpickles it whatever it looks like
+        if fmt not in _BLOB_FORMATS and fmt not in _STREAM_FORMATS:
+            return
+        member = entry.name or None
+        if fmt in _BLOB_FORMATS or fmt in ("tar", *COMPRESSED):
+            self._check_depth(depth)
+        stream = entry.open_stream() if entry.reopenable else _replay(head, stream)
+        if fmt in _BLOB_FORMATS:
+            blob = entry.open_blob() if entry.open_blob else self._materialize(stream)
+            self._walk_blob(blob, fmt, member, depth + 1)
+        else:
+            self._walk_stream(stream, fmt, member, depth + 1)
+
+    # -- formats
+    def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
+        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles)
+
+    def _lenient_pickles(self, stream: BinaryIO, member: str | None) -> None:
+        """Walk content that did not sniff as a pickle; keep findings only if it imports.
+
+        Without an import (GLOBAL, INST, STACK_GLOBAL, EXT) a pickle can build data but
+        cannot call anything, so text that merely starts with opcode bytes stays quiet.
+        """
+        trial = FindingSink(self.sink.path, self.sink.scanner)
+        analysis = analyze_pickles(stream, trial, self.limits, member=member)
+        importable = any(_IMPORTABLE.fullmatch(name) for name in analysis.imports)
+        if importable or any(f.rule == RULE_UNRESOLVED for f in trial.findings):
+            self.sink.findings.extend(trial.findings)
+
+    def _npy(self, stream: BinaryIO, member: str | None) -> None:
+        header = numpy_format.read_header(stream)
+        if header.has_object:  # numpy.load(allow_pickle=True) unpickles the body
+            self._pickles(stream, member, None)
+
+    def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
+        payload = decompressed(stream, fmt, self.limits.max_decompressed_bytes)
+        try:
+            head = head_of(payload, HEAD_BYTES)
+        except CorruptStream as exc:
+            if fmt != "zlib":
+                raise
+            # "zlib" is sniffed from two bytes only; data that does not inflate is no loader's input.
+            self.sink.add(RULE_UNREADABLE, Severity.LOW, f"looks like zlib data but does not inflate: {exc}",
+                          member=member, evidence=str(exc)[:300])
+            return
+        entry = Entry(member or "", -1, lambda: _replay(head, payload), reopenable=False)
+        self._entry(entry, depth)
+
+    def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
+        members = self._capped(zip_reader.read_directory(blob), member)
+        is_torch = refine_zip([m.name for m in members]) == "pytorch-zip"
+        limit = self.limits.max_decompressed_bytes
+        for m in members:
+            if m.is_dir or (is_torch and _STORAGE_RECORD.search(m.name)):
+                continue
+            entry = Entry(
+                _child(member, m.name), m.size,
+                    open_stream=lambda m=m: zip_reader.open_member(blob, m, limit),  # type: ignore[misc]
+                reopenable=True,
+                open_blob=_stored_window(blob, m),
+            )
+            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+
+    def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
+        files = sevenzip.extract_members(
+            open_blob(blob), self.limits.max_archive_members, self.limits.max_decompressed_bytes
+        )
+        for name, data in files.items():
+            entry = Entry(_child(member, name), len(data), lambda d=data: io.BytesIO(d),  # type: ignore[misc]
+                          reopenable=True, open_blob=lambda d=data: BytesBlob(d))  # type: ignore[misc]
+            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+
+    def _tar(self, stream: BinaryIO, member: str | None, depth: int) -> None:
+        try:
+            archive = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 - the stream owns the file
+            count = 0
+            for info in archive:
+                if not info.isfile():
+                    continue
+                count += 1
+                if count > self.limits.max_archive_members:
+                    raise LimitExceeded(f"tar archive with over {self.limits.max_archive_members} members")
+                handle = archive.extractfile(info)
+                if handle is not None:
+                    entry = Entry(_child(member, info.name), info.size, lambda h=handle: h, reopenable=False)  # type: ignore[misc]
+                    self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+        except (tarfile.TarError, EOFError) as exc:
+            raise CorruptStream(f"unreadable tar archive: {exc}") from None
+
+    # -- helpers
+    def _capped(self, members: list[ZipMember], member: str | None) -> list[ZipMember]:
+        cap = self.limits.max_archive_members
+        if len(members) > cap:
+            self._limit(member, f"archive with {len(members)} members; only the first {cap} were scanned")
+            return members[:cap]
+        return members
+
+    def _check_depth(self, depth: int) -> None:
+        if depth >= self.limits.max_nesting:
+            raise LimitExceeded(f"containers nested more than {self.limits.max_nesting} deep")
+
+    def _materialize(self, stream: BinaryIO) -> Blob:
+        cap = self.limits.max_decompressed_bytes
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise LimitExceeded(f"nested archive larger than {cap} bytes")
+        return BytesBlob(data)
+
+    def _guarded(self, member: str | None, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except CorruptStream as exc:
+            self.sink.add(RULE_UNREADABLE, Severity.HIGH,
+                          f"container could not be read as a loader would read it: {exc}",
+                          member=member, evidence=str(exc)[:300])
+        except LimitExceeded as exc:
+            self._limit(member, str(exc))
+
+    def _limit(self, member: str | None, detail: str) -> None:
+        self.sink.add(RULE_LIMIT, Severity.HIGH, f"scan limit reached: {detail}; the rest was not vetted",
+                      member=member, evidence=detail[:300])
+
+
+def _stored_window(blob: Blob, member: zip_reader.ZipMember) -> Callable[[], Blob] | None:
+    if member.method != zip_reader.STORED:
+        return None
+    return lambda: zip_reader.raw_blob(blob, member)
+
+
+def _child(member: str | None, name: str) -> str:
+    return name if member is None else f"{member}!{name}"
+
+
+def _replay(head: bytes, rest: BinaryIO) -> BinaryIO:
+    """A stream that yields the sniffed head again, then the remainder."""
+    return io.BufferedReader(_Replay(head, rest))
+
+
+class _Replay(io.RawIOBase):
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

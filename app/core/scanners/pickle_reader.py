@@ -1,0 +1,252 @@
+"""Read pickle opcodes from a byte stream without ever building the objects.
+
+Unlike ``pickletools.genops`` this reader never holds a huge argument in memory: strings
+and byte blobs longer than ``max_arg`` are skipped (seek, or read-and-discard on a
+forward-only stream) and come back as ``SKIPPED``. Any malformed input raises
+``BrokenStream`` with the offset where the real unpickler would also have failed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import pickletools
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO
+
+_SKIP_CHUNK = 1 << 20
+
+
+class BrokenStream(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} at offset {offset}")
+        self.offset = offset
+
+
+class _Skipped:
+    def __repr__(self) -> str:
+        return "<skipped>"
+
+
+SKIPPED = _Skipped()  # an argument too long to keep
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    arg: object
+    pos: int
+
+
+_CODE_TO_OP = {op.code.encode("latin-1")[0]: op for op in pickletools.opcodes}
+# Length-prefixed arguments: (prefix size, struct format, how to decode the payload).
+_COUNTED = {
+    "string1": (1, "<B", "str"), "bytes1": (1, "<B", "bytes"), "unicodestring1": (1, "<B", "utf8"),
+    "string4": (4, "<i", "str"), "bytes4": (4, "<I", "bytes"), "unicodestring4": (4, "<I", "utf8"),
+    "bytes8": (8, "<Q", "bytes"), "unicodestring8": (8, "<Q", "utf8"), "bytearray8": (8, "<Q", "bytes"),
+    "long1": (1, "<B", "long"), "long4": (4, "<i", "long"),
+}
+_FIXED = {
+    "uint1": (1, "<B"), "uint2": (2, "<H"), "int4": (4, "<i"), "uint4": (4, "<I"),
+    "uint8": (8, "<Q"), "float8": (8, ">d"),
+}
+
+
+class OpReader:
+    """Yields ``Op`` values one at a time from a binary file object."""
+
+    def __init__(self, stream: BinaryIO, max_arg: int) -> None:
+        self._f = stream
+        self._max_arg = max_arg
+        self._seekable = _is_seekable(stream)
+        self._size = _size_of(stream) if self._seekable else None
+        self._pushback = b""
+        self.pos = stream.tell() if self._seekable else 0  # offsets in findings
+
+    def at_eof(self) -> bool:
+        return not self.peek(1)
+
+    def peek(self, n: int) -> bytes:
+        if len(self._pushback) < n:
+            self._pushback += self._f.read(n - len(self._pushback))
+        return self._pushback[:n]
+
+    def read(self, n: int) -> bytes:
+        if not self._pushback:  # the common case, kept cheap: this runs once per opcode
+            data = self._f.read(n)
+            self.pos += len(data)
+            return data
+        data = self._pushback[:n]
+        self._pushback = self._pushback[n:]
+        if len(data) < n:
+            data += self._f.read(n - len(data))
+        self.pos += len(data)
+        return data
+
+    def read_exact(self, n: int, what: str) -> bytes:
+        start = self.pos
+        data = self.read(n)
+        if len(data) != n:
+            raise BrokenStream(f"truncated {what}", start)
+        return data
+
+    def skip(self, n: int, what: str) -> None:
+        start = self.pos
+        taken = min(n, len(self._pushback))
+        self._pushback = self._pushback[taken:]
+        self.pos += taken
+        n -= taken
+        if self._seekable and self._size is not None:
+            here = self._f.tell()
+            if here + n > self._size:
+                raise BrokenStream(f"truncated {what}", start)
+            self._f.seek(n, io.SEEK_CUR)
+            self.pos += n
+            return
+        while n > 0:
+            got = len(self._f.read(min(n, _SKIP_CHUNK)))
+            if got == 0:
+                raise BrokenStream(f"truncated {what}", start)
+            self.pos += got
+            n -= got
+
+    def next_op(self) -> Op | None:
+        """The next opcode, or None at a clean end of stream."""
+        pos = self.pos
+        code = self.read(1)
+        if not code:
+            return None
+        op = _CODE_TO_OP.get(code[0])
+        if op is None:
+            raise BrokenStream(f"invalid opcode byte 0x{code[0]:02x}", pos)
+        arg = self._read_arg(op.arg.name if op.arg else None, op.name, pos)
+        return Op(op.name, arg, pos)
+
+    def _read_arg(self, kind: str | None, opname: str, pos: int) -> object:
+        if kind is None:
+            return None
+        if kind in _FIXED:
+            size, fmt = _FIXED[kind]
+            return struct.unpack(fmt, self.read_exact(size, opname))[0]
+        if kind in _COUNTED:
+            return self._read_counted(kind, opname, pos)
+        return self._read_lines(kind, opname, pos)
+
+    def _read_counted(self, kind: str, opname: str, pos: int) -> object:
+        prefix, fmt, decode = _COUNTED[kind]
+        (length,) = struct.unpack(fmt, self.read_exact(prefix, opname))
+        if length < 0:
+            raise BrokenStream(f"negative length for {opname}", pos)
+        if length > self._max_arg:
+            self.skip(length, opname)
+            return SKIPPED
+        data = self.read_exact(length, opname)
+        try:
+            return _decode(data, decode)
+        except ValueError as exc:
+            raise BrokenStream(f"undecodable {opname} argument ({exc})", pos) from None
+
+    def _read_lines(self, kind: str, opname: str, pos: int) -> object:
+        if kind == "stringnl_noescape_pair":
+            first, second = self._line(opname), self._line(opname)
+            if first is None or second is None:
+                return SKIPPED
+            return (_utf8(first, opname, pos), _utf8(second, opname, pos))
+        line = self._line(opname)
+        if line is None:
+            return SKIPPED
+        try:
+            return _parse_line(kind, line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BrokenStream(f"malformed {opname} argument ({exc})", pos) from None
+
+    def _line(self, opname: str) -> bytes | None:
+        """One newline-terminated argument, or None (skipped) when it is too long."""
+        start = self.pos
+        line = self._readline(self._max_arg + 1)
+        if line.endswith(b"\n"):
+            return line[:-1]
+        if len(line) <= self._max_arg:
+            raise BrokenStream(f"truncated {opname}", start)
+        while not line.endswith(b"\n"):
+            line = self._readline(_SKIP_CHUNK)
+            if not line:
+                raise BrokenStream(f"truncated {opname}", start)
+        return None
+
+    def _readline(self, limit: int) -> bytes:
+        if self._pushback:
+            nl = self._pushback.find(b"\n", 0, limit)
+            if nl >= 0:
+                return self.read(nl + 1)
+            head = self.read(min(len(self._pushback), limit))
+            if len(head) >= limit:
+                return head
+            rest = self._f.readline(limit - len(head))
+            self.pos += len(rest)
+            return head + rest
+        line = self._f.readline(limit)
+        self.pos += len(line)
+        return line
+
+
+def _decode(data: bytes, how: str) -> object:
+    if how == "bytes":
+        return data
+    if how == "utf8":
+        return data.decode("utf-8", "surrogatepass")
+    if how == "long":
+        return int.from_bytes(data, "little", signed=True)
+    return data.decode("latin-1")  # py2 str: the unpickler decodes it to str
+
+
+def _parse_line(kind: str, line: bytes) -> object:
+    if kind in ("decimalnl_short", "decimalnl_long", "floatnl"):
+        return _lenient_number(kind, line)
+    if kind == "stringnl":
+        if len(line) < 2 or line[:1] != line[-1:] or line[:1] not in (b"'", b'"'):
+            raise ValueError("string argument not quoted")
+        return codecs.escape_decode(line[1:-1])[0].decode("latin-1")
+    if kind == "unicodestringnl":
+        return line.decode("raw-unicode-escape")
+    return line.decode("utf-8")  # stringnl_noescape (PERSID)
+
+
+def _lenient_number(kind: str, line: bytes) -> object:
+    """Protocol-0 numbers. The unpickler's own parsing (C strtol, int(x, 0), float) accepts
+    forms a stricter parser would reject; stopping there would let a payload hide after
+    them, so anything unparseable is kept as an opaque number instead of a break."""
+    text = line.decode("latin-1").strip()
+    if kind == "decimalnl_short" and text in ("00", "01"):
+        return text == "01"
+    if kind == "decimalnl_long":
+        text = text.removesuffix("L")
+    try:
+        return float(text) if kind == "floatnl" else int(text, 0)
+    except ValueError:
+        return SKIPPED
+
+
+def _utf8(data: bytes, opname: str, pos: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BrokenStream(f"undecodable {opname} name", pos) from None
+
+
+def _is_seekable(stream: BinaryIO) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _size_of(stream: BinaryIO) -> int | None:
+    try:
+        here = stream.tell()
+        end = stream.seek(0, io.SEEK_END)
+        stream.seek(here)
+    except (OSError, ValueError):
+        return None
+    return end

@@ -1,0 +1,66 @@
+"""hfvet's own pickle scanner: every pickle a loader would run, in every container."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.ports import SourceError
+from app.core.scanners import pickle_ops as ops
+from app.core.scanners.base import ScanContext
+from app.core.scanners.containers import RULE_UNREADABLE, ContainerWalker
+from app.core.scanners.stream_util import BudgetBlob, ReadBudgetExceeded
+
+ENGINE_VERSION = "1.0"
+
+PICKLE_FORMATS = frozenset(
+    {
+        "pickle", "pytorch-zip", "torch-legacy", "numpy", "numpy-npz", "zip", "7z",
+        "zlib", "gzip", "bz2", "xz", "tar", "keras", "wheel",
+        "text", "unknown",  # walked leniently: a long first argument hides a pickle from the sniffer
+    }
+)
+
+
+class PickleScanner:
+    name: ClassVar[str] = "hfvet-pickle"
+    rules: ClassVar[tuple[RuleInfo, ...]] = (
+        RuleInfo(ops.RULE_DANGEROUS, Severity.CRITICAL,
+                 "pickle imports a callable that runs code, touches the system or loads more objects"),
+        RuleInfo(ops.RULE_UNRESOLVED, Severity.CRITICAL,
+                 "pickle import whose name is only known at load time (computed STACK_GLOBAL, EXT codes)"),
+        RuleInfo(ops.RULE_MUTATION, Severity.CRITICAL,
+                 "pickle sets attributes or items on an imported module/class (attribute-injection gadget)"),
+        RuleInfo(ops.RULE_DYNAMIC_CALL, Severity.HIGH,
+                 "pickle calls a callable it obtained at load time (getattr-style chain)"),
+        RuleInfo(ops.RULE_SUSPICIOUS_CALL, Severity.HIGH,
+                 "a non-allowlisted callable is called with a command, URL or code argument"),
+        RuleInfo(ops.RULE_BROKEN, Severity.HIGH,
+                 "pickle stream is broken or truncated (everything before the break still runs)"),
+        RuleInfo(ops.RULE_LIMIT, Severity.HIGH, "a scan limit was reached; the rest was not vetted"),
+        RuleInfo(RULE_UNREADABLE, Severity.HIGH,
+                 "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
+        RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,
+                 "pickle imports a global that is not on the allowlist of ordinary checkpoint globals"),
+        RuleInfo(ops.RULE_TRAILING, Severity.LOW, "non-pickle data follows the pickle stream (never unpickled)"),
+        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+    )
+
+    def handles(self, file: ManifestFile) -> bool:
+        return file.format in PICKLE_FORMATS
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        sink = FindingSink(ctx.file.path, self.name)
+        blob = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
+        try:
+            ContainerWalker(sink, ctx.limits).scan(blob, ctx.file.format)
+        except ReadBudgetExceeded as exc:
+            sink.add(ops.RULE_LIMIT, Severity.HIGH, f"scan limit reached: {exc}; the rest was not vetted",
+                     evidence=str(exc))
+        except SourceError as exc:
+            return ScanOutcome.failed(self.name, ctx.file.path, str(exc), sink.findings)
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+    def version(self) -> str:
+        return ENGINE_VERSION

@@ -1,0 +1,151 @@
+"""Byte plumbing for container readers: blob windows, a read budget, and bounded
+decompression streams. Everything stays lazy so a multi-GB file is read only where a
+loader would read it.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import zlib
+from typing import BinaryIO
+
+from app.core.blobs import Blob
+
+CHUNK = 256 * 1024
+
+
+class LimitExceeded(Exception):
+    """A configured limit was hit: reported as ``limit-exceeded``, never as clean."""
+
+
+class CorruptStream(Exception):
+    """Compressed or archived data that a loader could not decode either."""
+
+
+class ReadBudgetExceeded(Exception):
+    """The per-file read budget is spent: the whole scan of the file stops."""
+
+
+class SliceBlob:
+    """A window [offset, offset+length) of another blob (a stored archive member)."""
+
+    def __init__(self, blob: Blob, offset: int, length: int) -> None:
+        self._blob = blob
+        self._offset = offset
+        self._size = max(0, min(length, blob.size - offset))
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read(self, offset: int, length: int) -> bytes:
+        length = max(0, min(length, self._size - offset))
+        return self._blob.read(self._offset + offset, length) if length else b""
+
+
+class BudgetBlob:
+    """Counts the bytes read through it and stops at ``budget`` (max_read_bytes_per_file)."""
+
+    def __init__(self, blob: Blob, budget: int) -> None:
+        self._blob = blob
+        self._budget = budget
+        self.bytes_read = 0
+
+    @property
+    def size(self) -> int:
+        return self._blob.size
+
+    def read(self, offset: int, length: int) -> bytes:
+        data = self._blob.read(offset, length)
+        self.bytes_read += len(data)
+        if self.bytes_read > self._budget:
+            raise ReadBudgetExceeded(f"read more than {self._budget} bytes of this file")
+        return data
+
+
+class _InflateRaw(io.RawIOBase):
+    """Decompresses a zlib/deflate stream from a file object, on demand."""
+
+    def __init__(self, source: BinaryIO, wbits: int) -> None:
+        self._source = source
+        self._d = zlib.decompressobj(wbits)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        want = len(buffer)
+        while True:
+            if self._d.eof:
+                return 0
+            data = self._d.unconsumed_tail or self._source.read(CHUNK)
+            if not data:
+                raise CorruptStream("compressed stream ends early")
+            try:
+                out = self._d.decompress(data, want)
+            except zlib.error as exc:
+                raise CorruptStream(f"bad deflate data: {exc}") from None
+            if out:
+                buffer[: len(out)] = out
+                return len(out)
+
+
+class _Bounded(io.RawIOBase):
+    """Passes reads through until ``limit`` bytes, then raises LimitExceeded."""
+
+    def __init__(self, inner: BinaryIO | io.BufferedIOBase, limit: int, what: str) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._what = what
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._inner.read(len(buffer))
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+            raise CorruptStream(f"bad {self._what} data: {exc}") from None
+        self.total += len(data)
+        if self.total > self._limit:
+            raise LimitExceeded(f"{self._what} decompresses to more than {self._limit} bytes")
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def bounded(stream: BinaryIO | io.BufferedIOBase, limit: int, what: str) -> io.BufferedReader:
+    return io.BufferedReader(_Bounded(stream, limit, what), buffer_size=CHUNK)
+
+
+def decompressed(source: BinaryIO, fmt: str, limit: int) -> io.BufferedReader:
+    """A forward-only, size-bounded stream of the payload of a compressed file."""
+    # The decompressor objects live as long as the returned reader: no context manager.
+    inner: io.BufferedIOBase
+    if fmt == "gzip":
+        inner = gzip.GzipFile(fileobj=source, mode="rb")
+    elif fmt == "bz2":
+        inner = bz2.BZ2File(source, mode="rb")
+    elif fmt == "xz":
+        inner = lzma.LZMAFile(source, mode="rb")  # noqa: SIM115
+    elif fmt == "zlib":
+        inner = io.BufferedReader(_InflateRaw(source, zlib.MAX_WBITS))
+    elif fmt == "deflate":
+        inner = io.BufferedReader(_InflateRaw(source, -zlib.MAX_WBITS))
+    else:
+        raise ValueError(f"not a compression format: {fmt}")
+    return bounded(inner, limit, fmt)
+
+
+def head_of(stream: BinaryIO, n: int) -> bytes:
+    """Up to n bytes from the start of a fresh stream (for sniffing)."""
+    out = b""
+    while len(out) < n:
+        data = stream.read(n - len(out))
+        if not data:
+            break
+        out += data
+    return out
