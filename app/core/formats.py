@@ -100,36 +100,40 @@ def _is_text(head: bytes) -> bool:
 def looks_like_pickle(head: bytes, max_ops: int = 64) -> bool:
     """True when the head parses as a pickle stream (any protocol, PROTO optional).
 
-    Text that happens to parse as a few opcodes is only a pickle if it reaches STOP or
-    imports something (GLOBAL/INST): that is what a protocol-0 payload needs.
+    Text that happens to parse as a few opcodes ("torch==2.7" is DUP, STOP) is only a
+    pickle if it imports something (GLOBAL/INST), which a protocol-0 payload needs, or if
+    its STOP is the last byte we were given, as in a whole protocol-0 pickle file.
     """
     if not head or head[0] not in _OPCODE_BYTES:
         return False
     if head[0] == 0x80:
         return len(head) > 1 and head[1] <= 5
-    ops, imports, stopped = _sniff_ops(head, max_ops)
-    if stopped or imports:
+    ops, imports, stop_at = _sniff_ops(head, max_ops)
+    if imports:
         return True
-    return not _is_text(head) and len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops)
+    if not _is_text(head):
+        return stop_at is not None or (len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops))
+    return stop_at == len(head) - 1 and len(ops) >= 3
 
 
-def _sniff_ops(head: bytes, max_ops: int) -> tuple[list[str], int, bool]:
+def _sniff_ops(head: bytes, max_ops: int) -> tuple[list[str], int, int | None]:
+    """Opcode names parsed, plausible imports seen, and the STOP position if reached."""
     ops: list[str] = []
     imports = 0
     try:
-        for op, arg, _pos in pickletools.genops(head):
+        for op, arg, pos in pickletools.genops(head):
             if op.name in ("GLOBAL", "INST"):
                 if not _plausible_global(arg):
-                    return ops, 0, False
+                    return ops, 0, None
                 imports += 1
             ops.append(op.name)
             if op.name == "STOP":
-                return ops, imports, True
+                return ops, imports, pos
             if len(ops) >= max_ops:
                 break
     except Exception:  # noqa: BLE001, S110 - any parse error just ends the sniff
         pass
-    return ops, imports, False
+    return ops, imports, None
 
 
 def _plausible_global(arg: object) -> bool:

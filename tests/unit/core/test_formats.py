@@ -32,7 +32,13 @@ def test_truncated_protocol0_payload_is_still_a_pickle() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [b"# Model card\n\nSome text.\n", b"cat README\n", b"import os\nprint(1)\n", b"(just a note)\n"],
+    [
+        b"# Model card\n\nSome text.\n",
+        b"cat README\n",
+        b"import os\nprint(1)\n",
+        b"(just a note)\n",
+        b"torch==2.7.0\nflash-attn>=2.7\n",  # parses as TUPLE, OBJ, ..., DUP, STOP
+    ],
 )
 def test_prose_and_code_are_text_not_pickle(text: bytes) -> None:
     assert detect_format(text, len(text)) == "text"

@@ -1,0 +1,195 @@
+"""Remote code: ``auto_map`` in config files and every shipped ``*.py``, analysed without running it.
+
+Capability and threat indicator are correlated per file, as guarddog does: a network fetch
+plus an exec in the same module is critical; one dangerous capability on its own is high at
+import time and medium in a method; plain modelling code is a low "code present" finding.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import ClassVar
+
+from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import ManifestFile
+from app.core.scanners import bandit_check
+from app.core.scanners.auto_map import CONFIG_NAMES, ClassRef, class_refs
+from app.core.scanners.base import ScanContext
+from app.core.scanners.python_code import Observation, analyse
+from app.core.scanners.text_lines import evidence, read_text
+
+H, M = Severity.HIGH, Severity.MEDIUM
+# kind -> (severity at import/construction time, severity inside other functions)
+SEVERITIES: dict[str, tuple[Severity, Severity]] = {
+    "process": (H, M), "process-decoded": (H, H), "process-fetched": (Severity.CRITICAL,) * 2,
+    "exec": (H, M), "exec-decoded": (H, H), "exec-fetched": (Severity.CRITICAL,) * 2,
+    "network": (H, M), "foreign-repo": (M, M), "foreign-remote-code": (H, H),
+    "persistence": (H, H), "write-outside": (M, M), "obfuscation": (H, H), "blob": (M, M),
+    "deserialize": (H, M), "native-code": (H, M),
+}
+LABELS = {
+    "process": "process spawn", "process-decoded": "process spawn of decoded data",
+    "process-fetched": "process spawn of downloaded data", "exec": "dynamic code execution",
+    "exec-decoded": "exec of decoded/obfuscated data", "exec-fetched": "runs downloaded code/data",
+    "network": "network access", "foreign-repo": "loads another repo",
+    "foreign-remote-code": "loads another repo's remote code", "persistence": "writes a persistence location",
+    "write-outside": "writes outside the model directory", "obfuscation": "obfuscated name",
+    "blob": "long encoded blob", "deserialize": "unsafe deserialization", "native-code": "loads native code",
+}
+RUNS_CODE = {"process", "process-decoded", "process-fetched", "exec", "exec-decoded", "exec-fetched",
+             "native-code"}
+FETCHES = {"network", "foreign-repo", "foreign-remote-code"}
+HIDES = {"blob", "obfuscation"}
+# (capability, threat indicator, why): both in one file -> critical. Direct data flows
+# (exec of downloaded bytes) are already critical on their own, see SEVERITIES.
+CORRELATIONS = (
+    (FETCHES, RUNS_CODE, "fetches data from the network and runs code"),
+    (HIDES, RUNS_CODE, "hides data and runs code"),
+    ({"persistence"}, FETCHES | HIDES, "writes a persistence location and fetches or hides data"),
+)
+PY_SUFFIXES = (".py", ".pyw")
+MAX_PER_KIND = 20  # findings of one kind per file; the rest are counted in one summary finding
+
+
+class RemoteCodeScanner:
+    name: ClassVar[str] = "remote-code"
+    rules: ClassVar[tuple[RuleInfo, ...]] = (
+        RuleInfo("remote-code", Severity.LOW, "Python code in the repo: trust_remote_code would run it"),
+        RuleInfo("remote-code-dangerous", Severity.CRITICAL,
+                 "code spawns processes, execs decoded/downloaded data, persists or is obfuscated "
+                 "(high alone at import time; critical when a capability meets an indicator)"),
+        RuleInfo("remote-code-suspicious", Severity.MEDIUM,
+                 "risky call inside a method: process, network, exec, unsafe load, another repo, blob"),
+        RuleInfo("remote-code-bandit", Severity.MEDIUM, "bandit check (medium+ severity and confidence)"),
+        RuleInfo("auto-map", Severity.LOW, "config auto_map: trust_remote_code would import repo code"),
+        RuleInfo("auto-map-external", Severity.HIGH, "auto_map pulls code from another repo (repo--module)"),
+        RuleInfo("auto-map-missing-module", Severity.MEDIUM, "auto_map names a module file the repo lacks"),
+        RuleInfo("auto-map-malformed", Severity.MEDIUM, "auto_map entry is not a valid class reference"),
+        RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: not analysed"),
+        RuleInfo("scan-error", Severity.HIGH, "Python that does not parse, or a config that is not JSON"),
+    )
+
+    def handles(self, file: ManifestFile) -> bool:
+        if file.path.lower().endswith(PY_SUFFIXES):
+            return True  # whatever its bytes look like: Python would still import it
+        return posixpath.basename(file.path) in CONFIG_NAMES and file.format == "text"
+
+    def version(self) -> str:
+        return f"1 (bandit {bandit_check.version()})"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        sink = FindingSink(ctx.file.path, self.name)
+        cap = ctx.limits.max_text_bytes
+        if ctx.blob.size > cap:
+            sink.add("limit-exceeded", Severity.HIGH, f"{ctx.blob.size} bytes exceed the {cap}-byte text limit")
+            if ctx.file.path.lower().endswith(PY_SUFFIXES):
+                sink.add("remote-code", Severity.LOW, "Python code present (too large to analyse)")
+            return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+        if ctx.file.path.lower().endswith(PY_SUFFIXES):
+            return self._scan_python(ctx, sink)
+        return self._scan_config(ctx, sink)
+
+    # -- config files -------------------------------------------------------------------------
+
+    def _scan_config(self, ctx: ScanContext, sink: FindingSink) -> ScanOutcome:
+        text, _ = read_text(ctx.blob, ctx.limits.max_text_bytes)
+        try:
+            config = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return ScanOutcome.failed(self.name, ctx.file.path, f"not valid JSON: {exc}", sink.findings)
+        refs = class_refs(config)
+        present = {f.path for f in ctx.all_files}
+        for ref in refs:
+            self._check_ref(ctx, sink, ref, present)
+        local = sorted({r.raw for r in refs if not r.problem and not r.repo})
+        if local:
+            sink.add("auto-map", Severity.LOW, "trust_remote_code would import code from this repo",
+                     evidence=f"{ctx.file.path}: " + ", ".join(local)[:300])
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+    def _check_ref(self, ctx: ScanContext, sink: FindingSink, ref: ClassRef, present: set[str]) -> None:
+        where = f"{ctx.file.path}: {ref.key} = {ref.raw}"
+        if ref.problem:
+            sink.add("auto-map-malformed", Severity.MEDIUM, ref.problem, evidence=where)
+        elif ref.repo and ref.repo != ctx.identity.repo_id:
+            sink.add("auto-map-external", Severity.HIGH,
+                     f"code comes from another repo, {ref.repo}, which this vet does not cover",
+                     evidence=where)
+        elif present and not any(p in present for p in ref.module_paths(ctx.file.path)):
+            sink.add("auto-map-missing-module", Severity.MEDIUM,
+                     f"module {ref.module} is not in the repo: the loader would fail or look elsewhere",
+                     evidence=where)
+
+    # -- Python files -------------------------------------------------------------------------
+
+    def _scan_python(self, ctx: ScanContext, sink: FindingSink) -> ScanOutcome:
+        source = ctx.blob.read(0, ctx.blob.size)
+        if not source.strip():
+            return ScanOutcome.scanned(self.name, ctx.file.path, [])
+        lines = source.decode("utf-8", errors="replace").splitlines()
+        sink.add("remote-code", Severity.LOW,
+                 "Python code present: trust_remote_code (auto_map) or a user running it would execute it")
+        try:
+            observations = analyse(source, ctx.identity.repo_id)
+            issues = bandit_check.bandit_issues(ctx.file.path, source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, bandit_check.BanditError) as exc:
+            detail = f"cannot parse as Python: {type(exc).__name__}: {exc}"
+            return ScanOutcome.failed(self.name, ctx.file.path, detail, sink.findings)
+        _report_observations(sink, observations, lines)
+        _report_correlations(sink, observations, lines)
+        flagged = {o.line for o in observations}
+        unflagged = [i for i in issues if i.line not in flagged]  # no second word on a line
+        for issue in unflagged[:MAX_PER_KIND]:
+            severity = _bandit_severity([issue])
+            sink.add("remote-code-bandit", severity, f"bandit {issue.test_id} {issue.test_name}: {issue.text}",
+                     evidence=_evidence(ctx.file.path, lines, issue.line))
+        if len(unflagged) > MAX_PER_KIND:
+            rest = unflagged[MAX_PER_KIND:]
+            sink.add("remote-code-bandit", _bandit_severity(rest), f"{len(rest)} more bandit issues (not listed)")
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+
+def _report_observations(sink: FindingSink, observations: list[Observation], lines: list[str]) -> None:
+    seen: set[tuple[str, int]] = set()
+    per_kind: dict[str, int] = {}
+    for obs in observations:
+        if (obs.kind, obs.line) in seen:
+            continue
+        seen.add((obs.kind, obs.line))
+        per_kind[obs.kind] = per_kind.get(obs.kind, 0) + 1
+        if per_kind[obs.kind] > MAX_PER_KIND:
+            continue
+        at_load, later = SEVERITIES[obs.kind]
+        severity = at_load if obs.load_time else later
+        when = "at import/load time" if obs.load_time else "when called or run as a script"
+        sink.add(_rule(severity), severity, f"{LABELS[obs.kind]} {when}: {obs.detail}",
+                 evidence=_evidence(sink.path, lines, obs.line))
+    for kind, count in per_kind.items():
+        if count > MAX_PER_KIND:
+            severity = max(SEVERITIES[kind][0 if o.load_time else 1] for o in observations if o.kind == kind)
+            sink.add(_rule(severity), severity, f"{count - MAX_PER_KIND} more: {LABELS[kind]} (not listed)")
+
+
+def _bandit_severity(issues: list[bandit_check.BanditIssue]) -> Severity:
+    return Severity.MEDIUM if any(i.severity == "HIGH" for i in issues) else Severity.LOW
+
+
+def _rule(severity: Severity) -> str:
+    return "remote-code-suspicious" if severity is Severity.MEDIUM else "remote-code-dangerous"
+
+
+def _report_correlations(sink: FindingSink, observations: list[Observation], lines: list[str]) -> None:
+    for capability, indicator, why in CORRELATIONS:
+        first = next((o for o in observations if o.kind in capability), None)
+        second = next((o for o in observations if o.kind in indicator), None)
+        if first and second:
+            message = f"{why}: {LABELS[first.kind]} + {LABELS[second.kind]} in the same file"
+            both = f"{_evidence(sink.path, lines, first.line)} | {_evidence(sink.path, lines, second.line)}"
+            sink.add("remote-code-dangerous", Severity.CRITICAL, message, evidence=both)
+            return  # one correlation finding per file is enough to block
+
+
+def _evidence(path: str, lines: list[str], line: int) -> str:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return evidence(path, str(line), text)

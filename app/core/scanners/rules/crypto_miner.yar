@@ -1,0 +1,17 @@
+rule crypto_miner
+{
+    meta:
+        id = "crypto-miner"
+        description = "Cryptocurrency miner: stratum pool URL, xmrig, known mining pools or a Monero wallet"
+        severity = "high"
+    strings:
+        $stratum = /stratum\+(tcp|ssl|tls):\/\// nocase
+        $xmrig = "xmrig" nocase
+        $donate = "--donate-level"
+        $pool = /(supportxmr\.com|minexmr\.com|nanopool\.org|moneroocean\.stream|2miners\.com|f2pool\.com|hashvault\.pro|c3pool\.com|herominers\.com|unmineable\.com|nicehash\.com|ethermine\.org|xmrpool\.eu|minergate\.com|viabtc\.com|antpool\.com)/ nocase
+        $algo = /\b(randomx|cryptonight|ethash|kawpow)\b/ nocase
+        $wallet_cli = /--user[\s=]+["']?4[0-9AB][1-9A-HJ-NP-Za-km-z]{93}\b/
+        $wallet_json = /"user"\s*:\s*"4[0-9AB][1-9A-HJ-NP-Za-km-z]{93}"/
+    condition:
+        $stratum or $xmrig or $donate or $pool or ($algo and ($wallet_cli or $wallet_json))
+}

@@ -1,0 +1,13 @@
+rule webhook_exfil
+{
+    meta:
+        id = "webhook-exfil"
+        description = "Hard-coded Discord/Telegram/Slack bot or webhook endpoint with its secret: a common exfil channel"
+        severity = "high"
+    strings:
+        $discord = /https?:\/\/(ptb\.|canary\.)?discord(app)?\.com\/api\/webhooks\/[0-9]{5,}\/[A-Za-z0-9_\-]{20,}/
+        $telegram = /api\.telegram\.org\/bot[0-9]{5,}:[A-Za-z0-9_\-]{20,}\/(sendMessage|sendDocument|sendPhoto|sendMediaGroup)/
+        $slack = /hooks\.slack\.com\/services\/T[A-Z0-9]{6,}\/B[A-Z0-9]{6,}\/[A-Za-z0-9]{16,}/
+    condition:
+        any of them
+}

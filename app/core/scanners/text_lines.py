@@ -1,0 +1,89 @@
+"""Text files as numbered logical lines: the shared input of the code, link and command rules."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from app.core.blobs import Blob
+
+MAX_EVIDENCE = 200  # characters of a line quoted in a finding
+SHELL_CONTINUATION = ("\\",)
+# PowerShell and cmd.exe continue lines differently; markdown lines often end in a backtick.
+_CONTINUATIONS_BY_SUFFIX = {".ps1": ("`",), ".psm1": ("`",), ".bat": ("^",), ".cmd": ("^",)}
+
+
+@dataclass(frozen=True)
+class Line:
+    where: str  # "17", or "cell3:2" inside a notebook
+    text: str
+    code: bool = True  # False for markdown prose (a notebook's markdown cells, *.md files)
+
+
+def read_text(blob: Blob, cap: int) -> tuple[str, bool]:
+    """At most ``cap`` bytes decoded as UTF-8 (bad bytes replaced); True when the file was cut."""
+    data = blob.read(0, min(blob.size, cap))
+    return data.decode("utf-8", errors="replace"), blob.size > cap
+
+
+def evidence(path: str, where: str, text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > MAX_EVIDENCE:
+        text = text[: MAX_EVIDENCE - 3] + "..."
+    return f"{path}:{where}: {text}"
+
+
+def continuations_for(path: str) -> tuple[str, ...]:
+    for suffix, marks in _CONTINUATIONS_BY_SUFFIX.items():
+        if path.lower().endswith(suffix):
+            return marks
+    return SHELL_CONTINUATION
+
+
+def logical_lines(
+    text: str, prefix: str = "", continuations: tuple[str, ...] = SHELL_CONTINUATION, code: bool = True
+) -> list[Line]:
+    """Physical lines with continuations joined; each keeps the number of its first line."""
+    lines: list[Line] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not pending:
+            start = number
+        stripped = raw.rstrip()
+        if stripped.endswith(continuations) and len(pending) < 50:
+            pending.append(stripped[:-1])
+            continue
+        pending.append(raw)
+        lines.append(Line(f"{prefix}{start}", " ".join(pending), code))
+        pending = []
+    if pending:
+        lines.append(Line(f"{prefix}{start}", " ".join(pending), code))
+    return lines
+
+
+class NotebookError(ValueError):
+    """The file claims to be a notebook but is not one we can read."""
+
+
+def notebook_lines(text: str) -> list[Line]:
+    """Markdown and code cells of a Jupyter notebook (JSON), numbered ``cell<N>:<line>``."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise NotebookError(f"not valid JSON: {exc}") from exc
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError("no 'cells' list")
+    lines: list[Line] = []
+    for index, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict):
+            raise NotebookError(f"cell {index} is not an object")
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(part for part in source if isinstance(part, str))
+        if not isinstance(source, str):
+            raise NotebookError(f"cell {index} has a source that is not text")
+        is_code = cell.get("cell_type") != "markdown"
+        lines.extend(logical_lines(source, prefix=f"cell{index}:", code=is_code))
+    return lines

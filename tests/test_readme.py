@@ -1,0 +1,24 @@
+"""The README stays true: its two commands, CI's command and the generated checks table."""
+
+from pathlib import Path
+
+from app.checks_doc import BEGIN, END, render_checks_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```")[1]
+    assert "bash scripts/demo.sh" in first_block
+    assert "bash scripts/test.sh" in first_block
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_checks_table_matches_the_scanners_metadata() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index(BEGIN) : readme.index(END) + len(END)]
+    assert section == render_checks_markdown(), "run `hfvet checks --markdown` and paste it into README.md"
