@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Protocol
 
+from app.core.limits import ReadBudgetExceeded
 from app.core.ports import Source
 
 READ_BUFFER = 64 * 1024  # large enough to batch zipfile's many small reads
@@ -50,6 +51,45 @@ class BytesBlob:
 
     def read(self, offset: int, length: int) -> bytes:
         return self._data[offset : offset + length]
+
+
+class SliceBlob:
+    """Bytes ``[start, start + length)`` of another blob (a stored archive member), read lazily."""
+
+    def __init__(self, inner: Blob, start: int, length: int) -> None:
+        self._inner = inner
+        self._start = start
+        self._size = max(0, min(length, inner.size - start))
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read(self, offset: int, length: int) -> bytes:
+        length = min(length, self._size - offset)
+        if length <= 0 or offset < 0:
+            return b""
+        return self._inner.read(self._start + offset, length)
+
+
+class BudgetBlob:
+    """Counts the bytes a scanner reads from one file and stops it past ``budget``."""
+
+    def __init__(self, inner: Blob, budget: int) -> None:
+        self._inner = inner
+        self._budget = budget
+        self.bytes_read = 0
+
+    @property
+    def size(self) -> int:
+        return self._inner.size
+
+    def read(self, offset: int, length: int) -> bytes:
+        data = self._inner.read(offset, length)
+        self.bytes_read += len(data)
+        if self.bytes_read > self._budget:
+            raise ReadBudgetExceeded(f"read more than {self._budget} bytes from the file")
+        return data
 
 
 class _RawBlobIO(io.RawIOBase):

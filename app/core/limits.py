@@ -20,3 +20,11 @@ class Limits:
     max_decompressed_bytes: int = 512 * MiB  # per decompressed member or stream
     max_text_bytes: int = 4 * MiB  # text files read whole up to this size
     max_string_arg: int = 64 * 1024  # longer pickle strings are skipped, not kept
+
+
+class LimitExceeded(Exception):
+    """A ``Limits`` bound was hit; scanners report it as ``limit-exceeded``, never as clean."""
+
+
+class ReadBudgetExceeded(LimitExceeded):
+    """The per-file read budget (``max_read_bytes_per_file``) is spent."""

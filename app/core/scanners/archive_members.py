@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from app.core.blobs import Blob, BytesBlob, open_blob
+from app.core.blobs import Blob, BytesBlob, SliceBlob, open_blob
 from app.core.findings import Severity
 from app.core.formats import detect_format, refine_zip
-from app.core.scanners.byte_views import LimitExceeded, SliceBlob
+from app.core.limits import LimitExceeded
 
 SNIFF_BYTES = 1024  # enough for every executable header and a tar header
 NESTED_FORMATS = frozenset({"zip", "tar", "7z", "gzip", "bz2", "xz"})

@@ -14,10 +14,10 @@ from typing import ClassVar
 
 import py7zr
 
-from app.core.blobs import Blob, BytesBlob
+from app.core.blobs import Blob, BudgetBlob, BytesBlob, SliceBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats import detect_format
-from app.core.limits import Limits
+from app.core.limits import LimitExceeded, Limits
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.archive_members import (
@@ -31,7 +31,6 @@ from app.core.scanners.archive_members import (
     zip_members,
 )
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded, SliceBlob
 from app.core.scanners.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.scanners.sevenzip_members import sevenzip_members
 from app.core.scanners.tar_members import BlobCursor, StreamCursor, open_stream, tar_members

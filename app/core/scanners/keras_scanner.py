@@ -18,11 +18,11 @@ import posixpath
 import zipfile
 from typing import Any, ClassVar
 
-from app.core.blobs import open_blob
+from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 from app.core.scanners.peer_support import EngineRun, open_capped_member
 
 NAME = "keras"

@@ -23,11 +23,11 @@ from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
 from modelscan.skip import SkipCategories
 from modelscan.tools.picklescanner import scan_pickle_bytes
 
-from app.core.blobs import open_blob
+from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 from app.core.scanners.peer_support import (
     LEGACY_TORCH_PICKLES,
     ZIP_FORMATS,

@@ -21,12 +21,11 @@ from typing import IO, Literal
 
 import numpy as np
 
-from app.core.blobs import open_blob
+from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, ScanOutcome, Severity, Status
 from app.core.formats import HEAD_BYTES, detect_format
-from app.core.limits import Limits
+from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 
 ZIP_FORMATS = frozenset({"pytorch-zip", "numpy-npz", "zip"})
 # Union of picklescan's and modelscan's pickle extensions, plus torch's data.pkl.

@@ -20,11 +20,11 @@ import py7zr
 from picklescan import scanner as ps
 from picklescan.relaxed_zipfile import RelaxedZipFile
 
-from app.core.blobs import open_blob
+from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 from app.core.scanners.peer_support import (
     LEGACY_TORCH_PICKLES,
     ZIP_FORMATS,

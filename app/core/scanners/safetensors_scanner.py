@@ -13,12 +13,12 @@ import math
 import struct
 from typing import Any, ClassVar
 
-from app.core.blobs import Blob
+from app.core.blobs import Blob, BudgetBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE
 MAX_REPORTED = 10  # per file; a hostile header can be wrong 4,000 times over

@@ -16,6 +16,7 @@ import py7zr.io
 
 from app.core.blobs import Blob, BytesBlob, open_blob
 from app.core.findings import Severity
+from app.core.limits import LimitExceeded
 from app.core.scanners.archive_members import (
     MALFORMED,
     SNIFF_BYTES,
@@ -26,7 +27,6 @@ from app.core.scanners.archive_members import (
     Member,
     is_nested_archive,
 )
-from app.core.scanners.byte_views import LimitExceeded
 
 _LIBRARY_ERRORS = (
     py7zr.exceptions.ArchiveError, lzma.LZMAError, OSError, EOFError, ValueError, KeyError, IndexError,

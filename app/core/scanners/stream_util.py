@@ -1,6 +1,6 @@
-"""Byte plumbing for container readers: blob windows, a read budget, and bounded
-decompression streams. Everything stays lazy so a multi-GB file is read only where a
-loader would read it.
+"""Byte plumbing for container readers: bounded decompression streams.
+
+Everything stays lazy so a multi-GB file is read only where a loader would read it.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import lzma
 import zlib
 from typing import BinaryIO
 
-from app.core.blobs import Blob
-
 CHUNK = 256 * 1024
 
 
@@ -23,47 +21,6 @@ class LimitExceeded(Exception):
 
 class CorruptStream(Exception):
     """Compressed or archived data that a loader could not decode either."""
-
-
-class ReadBudgetExceeded(Exception):
-    """The per-file read budget is spent: the whole scan of the file stops."""
-
-
-class SliceBlob:
-    """A window [offset, offset+length) of another blob (a stored archive member)."""
-
-    def __init__(self, blob: Blob, offset: int, length: int) -> None:
-        self._blob = blob
-        self._offset = offset
-        self._size = max(0, min(length, blob.size - offset))
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    def read(self, offset: int, length: int) -> bytes:
-        length = max(0, min(length, self._size - offset))
-        return self._blob.read(self._offset + offset, length) if length else b""
-
-
-class BudgetBlob:
-    """Counts the bytes read through it and stops at ``budget`` (max_read_bytes_per_file)."""
-
-    def __init__(self, blob: Blob, budget: int) -> None:
-        self._blob = blob
-        self._budget = budget
-        self.bytes_read = 0
-
-    @property
-    def size(self) -> int:
-        return self._blob.size
-
-    def read(self, offset: int, length: int) -> bytes:
-        data = self._blob.read(offset, length)
-        self.bytes_read += len(data)
-        if self.bytes_read > self._budget:
-            raise ReadBudgetExceeded(f"read more than {self._budget} bytes of this file")
-        return data
 
 
 class _InflateRaw(io.RawIOBase):

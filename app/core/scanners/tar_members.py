@@ -15,8 +15,9 @@ import tarfile
 from collections.abc import Iterator
 from typing import Protocol
 
-from app.core.blobs import Blob, BytesBlob, open_blob
+from app.core.blobs import Blob, BytesBlob, SliceBlob, open_blob
 from app.core.findings import Severity
+from app.core.limits import LimitExceeded
 from app.core.scanners.archive_members import (
     MALFORMED,
     SNIFF_BYTES,
@@ -26,7 +27,6 @@ from app.core.scanners.archive_members import (
     Member,
     is_nested_archive,
 )
-from app.core.scanners.byte_views import LimitExceeded, SliceBlob
 
 BLOCK = 512
 MAX_META_BYTES = 1 << 20  # GNU long names and pax records: larger is an attack, not a name

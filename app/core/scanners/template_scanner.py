@@ -14,12 +14,12 @@ from typing import Any, ClassVar
 
 import jinja2
 
-from app.core.blobs import Blob
+from app.core.blobs import Blob, BudgetBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
-from app.core.scanners.byte_views import BudgetBlob, LimitExceeded
 from app.core.scanners.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
 from app.core.scanners.jinja_checks import injection_evidence, parse
 

@@ -13,8 +13,8 @@ import zipfile
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from app.core.blobs import Blob, open_blob
-from app.core.scanners.stream_util import CorruptStream, SliceBlob, decompressed
+from app.core.blobs import Blob, SliceBlob, open_blob
+from app.core.scanners.stream_util import CorruptStream, decompressed
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _LOCAL_SIG = b"PK\x03\x04"
