@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,7 +36,10 @@ def out() -> Console:
 
 
 def policies_dir() -> Path:
-    """`./policies` when run from a checkout, else the one shipped next to the app package."""
+    """$HFVET_POLICIES_DIR, else `./policies` in a checkout, else the one next to the app package."""
+    configured = os.environ.get("HFVET_POLICIES_DIR")
+    if configured:
+        return Path(configured)
     local = Path("policies")
     return local if local.is_dir() else Path(__file__).resolve().parents[1] / "policies"
 
