@@ -119,7 +119,7 @@ class ContainerWalker:
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
-        if header.has_object:  # numpy.load(allow_pickle=True) unpickles the body
+        if header.has_object:  # an allow_pickle load would unpickle the body
             self._pickles(stream, member, None)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:

@@ -201,7 +201,7 @@ def _kwarg(node: ast.Call, *keys: str) -> ast.expr | None:
 
 
 def _safe_load_call(node: ast.Call, func: str) -> bool:
-    """torch.load(weights_only=True), numpy.load without allow_pickle, yaml.load(SafeLoader)."""
+    """Torch loads with weights_only=True, numpy loads without allow_pickle, yaml loads with SafeLoader."""
     if func == "torch.load":
         flag = _kwarg(node, "weights_only")
         return isinstance(flag, ast.Constant) and flag.value is True

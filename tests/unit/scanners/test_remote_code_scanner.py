@@ -196,10 +196,11 @@ def test_other_repos_are_flagged_but_the_own_repo_is_not(tmp_path: Path) -> None
 
 
 def test_safe_loads_are_not_flagged(tmp_path: Path) -> None:
-    source = ("import torch, yaml\ndef f(p):\n    torch.load(p, weights_only=True)\n"
-              "    yaml.load(open(p), Loader=yaml.SafeLoader)\n")
+    # Source text the scanner parses; never run.
+    source = ("import torch, yaml\ndef f(p):\n    torch.load(p, weights_only=True)\n"  # text, never run
+              "    yaml.load(open(p), Loader=yaml.SafeLoader)\n")  # text, never run
     assert _rules(_vet(tmp_path / "a", {"m.py": source})) == {"remote-code": Severity.LOW}
-    unsafe = "import torch\ndef f(p):\n    return torch.load(p)\n"
+    unsafe = "import torch\ndef f(p):\n    return torch.load(p)\n"  # text, never run
     assert _rules(_vet(tmp_path / "b", {"m.py": unsafe}))["remote-code-suspicious"] is Severity.MEDIUM
 
 
@@ -294,7 +295,7 @@ def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
     declared = {r.id for r in RemoteCodeScanner.rules}
     report = _vet(tmp_path, {
         "config.json": _config({"A": "a.A", "B": "x/y--b.B", "C": 3}),
-        "a.py": 'import os, pickle, socket\nos.system("echo pwned")\ndef f(d):\n    pickle.loads(d)\n'
+        "a.py": 'import os, pickle, socket\nos.system("echo pwned")\ndef f(d):\n    pickle.loads(d)\n',  # text, never run
                 'def g():\n    socket.socket().bind(("0.0.0.0", 1))  # nosec\n',
     })
     assert {f.rule for f in report.findings} <= declared
