@@ -295,7 +295,9 @@ def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
     declared = {r.id for r in RemoteCodeScanner.rules}
     report = _vet(tmp_path, {
         "config.json": _config({"A": "a.A", "B": "x/y--b.B", "C": 3}),
-        "a.py": 'import os, pickle, socket\nos.system("echo pwned")\ndef f(d):\n    pickle.loads(d)\n',  # text, never run
+        # Source text the scanner parses; never run.
+        "a.py": 'import os, pickle, socket\nos.system("echo pwned")\ndef f(d):\n'
+                '    pickle.loads(d)\n'  # text, never run
                 'def g():\n    socket.socket().bind(("0.0.0.0", 1))  # nosec\n',
     })
     assert {f.rule for f in report.findings} <= declared
