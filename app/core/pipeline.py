@@ -86,15 +86,24 @@ def scan_file(
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
     ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files)
-    outcomes = [_run(s, ctx) for s in scanners if s.handles(entry)]
+    outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
     findings = [f for o in outcomes for f in o.findings]
     scanned = bool(outcomes) and all(o.status is Status.SCANNED for o in outcomes)
+    if not outcomes and fmt == "empty":
+        return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
     if not outcomes:
         findings.append(
             Finding(file.path, "pipeline", "unscanned", Severity.MEDIUM,
                     f"no scanner handles format {fmt!r}; the file was not vetted")
         )
     return FileResult(_file_report(entry, scanned), findings)
+
+
+def _handles(scanner: Scanner, entry: ManifestFile) -> bool:
+    try:
+        return scanner.handles(entry)
+    except Exception:  # noqa: BLE001 - a scanner that cannot decide must still look
+        return True
 
 
 def _run(scanner: Scanner, ctx: ScanContext) -> ScanOutcome:

@@ -90,3 +90,24 @@ def test_report_json_contract(tmp_path: Path) -> None:
     assert doc["files"][0]["format"] == "text" and doc["files"][0]["scanned"] is True
     assert set(doc["stats"]) == {"files", "repo_bytes", "bytes_read", "seconds"}
     assert doc["scanners"] == {"fake-text": "1"}
+
+
+def test_empty_files_need_no_scanner(tmp_path: Path) -> None:
+    (tmp_path / ".gitkeep").write_bytes(b"")
+    report = vet(LocalSource(tmp_path), [TextScanner()])
+    assert report.verdict is Verdict.APPROVE
+    assert report.files[0].format == "empty" and report.files[0].scanned
+
+
+class UndecidedScanner(CrashingScanner):
+    name: ClassVar[str] = "undecided"
+
+    def handles(self, file: ManifestFile) -> bool:
+        raise ValueError("cannot tell")
+
+
+def test_a_scanner_whose_handles_raises_still_runs_and_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("fine")
+    report = vet(LocalSource(tmp_path), [UndecidedScanner()])
+    assert report.verdict is Verdict.REJECT
+    assert [f.rule for f in report.findings] == ["scan-error"]
