@@ -37,9 +37,15 @@ def test_short_file_gives_what_it_has(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "data"),
-    [("README.md", b"# a model card\n"), ("lib.so", b"\x7fELF\x02\x01\x01" + bytes(100)), ("empty.bin", b"")],
+    [("README.md", b"# a model card\n"), ("lib.so", b"\x7fELF\x02\x01\x01" + bytes(100))],
 )
 def test_recognised_formats_are_left_to_their_scanners(tmp_path: Path, name: str, data: bytes) -> None:
     report = vet_file(tmp_path, name, data)
     assert report.files[0].format != "unknown"
     assert [f.rule for f in report.findings] == ["unscanned"]  # the pipeline's, not ours
+
+
+def test_empty_file_is_not_unrecognized(tmp_path: Path) -> None:
+    report = vet_file(tmp_path, "empty.bin", b"")
+    assert report.files[0].format == "empty"
+    assert report.findings == ()  # zero bytes: nothing to vet, and nothing unknown
