@@ -13,6 +13,7 @@ PIPELINE_RULES = (
     ("unscanned", "medium", "no scanner handles the file's format: it was not vetted"),
     ("read-error", "high", "the file could not be read"),
     ("scan-error", "high", "a scanner could not finish (what it found before failing is kept)"),
+    ("vet-timeout", "high", "the vet ran past `--timeout` before the file was scanned"),
 )
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from app.checks_doc import render_checks_markdown
 from app.cli_policy import policy_app
+from app.core.limits import Limits
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners import all_scanners
@@ -51,6 +52,10 @@ PolicyOpt = Annotated[
     ),
 ]
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option("--timeout", min=1, help="Seconds for the whole vet; files not started by then are unscanned."),
+]
 
 
 @app.command()
@@ -62,9 +67,11 @@ def scan(
     policy: PolicyOpt = None,
     fmt: FormatOpt = OutputFormat.text,
     show_info: ShowInfoOpt = False,
+    timeout: TimeoutOpt = Limits.max_vet_seconds,
 ) -> None:
     """Vet a local snapshot directory or a single file. Nothing is loaded or executed."""
-    report = _guard(lambda: scan_local(path, repo_id=repo, policy_path=policy))
+    limits = Limits(max_vet_seconds=timeout)
+    report = _guard(lambda: scan_local(path, repo_id=repo, policy_path=policy, limits=limits))
     _emit(report, fmt, show_info)
     raise typer.Exit(report.verdict.exit_code)
 
@@ -80,10 +87,14 @@ def vet_cmd(
         str | None, typer.Option("--endpoint", envvar="HF_ENDPOINT", help="Hub URL (default: huggingface.co).")
     ] = None,
     token: Annotated[str | None, typer.Option("--token", envvar="HF_TOKEN", help="Hub token.")] = None,
+    timeout: TimeoutOpt = Limits.max_vet_seconds,
 ) -> None:
     """Vet a repo from the hub at a pinned commit, reading only what a loader would execute."""
+    limits = Limits(max_vet_seconds=timeout)
     report = _guard(
-        lambda: vet_remote(repo, revision=revision, policy_path=policy, endpoint=endpoint, token=token)
+        lambda: vet_remote(
+            repo, revision=revision, policy_path=policy, endpoint=endpoint, token=token, limits=limits
+        )
     )
     _emit(report, fmt, show_info)
     raise typer.Exit(report.verdict.exit_code)

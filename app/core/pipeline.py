@@ -47,8 +47,13 @@ def vet(
     cached = CachingSource(source)
     manifest = cached.manifest()
 
+    deadline = started + limits.max_vet_seconds
+
     def one(file: ManifestFile) -> FileResult:
-        result = scan_file(cached, manifest, file, scanners, limits)
+        if time.monotonic() > deadline:
+            result = _timed_out(file, limits.max_vet_seconds)
+        else:
+            result = scan_file(cached, manifest, file, scanners, limits)
         cached.forget(file.path)
         if progress:
             progress(result.report, cached.bytes_read)
@@ -87,16 +92,25 @@ def scan_file(
     entry = file.with_format(fmt)
     ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files)
     outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
-    findings = [f for o in outcomes for f in o.findings]
-    scanned = bool(outcomes) and all(o.status is Status.SCANNED for o in outcomes)
-    if not outcomes and fmt == "empty":
-        return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
     if not outcomes:
-        findings.append(
-            Finding(file.path, "pipeline", "unscanned", Severity.MEDIUM,
-                    f"no scanner handles format {fmt!r}; the file was not vetted")
-        )
+        return _no_scanner(entry)
+    findings = [f for o in outcomes for f in o.findings]
+    scanned = all(o.status is Status.SCANNED for o in outcomes)
     return FileResult(_file_report(entry, scanned), findings)
+
+
+def _no_scanner(entry: ManifestFile) -> FileResult:
+    if entry.format == "empty":
+        return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
+    finding = Finding(entry.path, "pipeline", "unscanned", Severity.MEDIUM,
+                      f"no scanner handles format {entry.format!r}; the file was not vetted")
+    return FileResult(_file_report(entry, False), [finding])
+
+
+def _timed_out(file: ManifestFile, budget: float) -> FileResult:
+    finding = Finding(file.path, "pipeline", "vet-timeout", Severity.HIGH,
+                      f"the vet ran past its {budget:g}s budget before this file was scanned")
+    return FileResult(_file_report(file, False), [finding])
 
 
 def _handles(scanner: Scanner, entry: ManifestFile) -> bool:

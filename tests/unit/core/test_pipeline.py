@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
+from app.core.limits import Limits
 from app.core.manifest import ManifestFile
 from app.core.pipeline import vet
 from app.core.scanners.base import ScanContext
@@ -111,3 +112,11 @@ def test_a_scanner_whose_handles_raises_still_runs_and_fails_closed(tmp_path: Pa
     report = vet(LocalSource(tmp_path), [UndecidedScanner()])
     assert report.verdict is Verdict.REJECT
     assert [f.rule for f in report.findings] == ["scan-error"]
+
+
+def test_files_not_started_before_the_deadline_are_unscanned_and_never_approved(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("fine")
+    report = vet(LocalSource(tmp_path), [TextScanner()], limits=Limits(max_vet_seconds=-1))
+    assert report.verdict is Verdict.REJECT
+    assert [f.rule for f in report.findings] == ["vet-timeout"]
+    assert not report.files[0].scanned
