@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from app.core.findings import Severity
 from app.core.report import Report
 from app.examples import ExampleRepo, build_examples
 from app.hubfixture import FixtureHub
@@ -71,6 +72,6 @@ def _top_reasons(report: Report, limit: int = 3) -> str:
     reasons = sorted(report.decision.reasons, key=lambda x: -x.decision.rank)
     deciding = [x.rule for x in reasons if x.decision is report.verdict][:limit]
     worst = max(report.findings, key=lambda f: f.severity.rank, default=None)
-    if worst is not None and worst.severity.rank >= 3:
+    if worst is not None and worst.severity.rank >= Severity.HIGH.rank:
         deciding.append(f"e.g. {worst.rule} in {worst.path}")
     return "\n".join(deciding) or "-"

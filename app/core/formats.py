@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pickletools
 import re
 import struct
@@ -158,10 +157,3 @@ def refine_zip(names: list[str]) -> str:
         return "wheel"
     return "zip"
 
-
-def is_json_text(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True

@@ -42,7 +42,6 @@ def sarif_document(report: Report) -> dict[str, Any]:
                     "driver": {
                         "name": "hfvet",
                         "version": __version__,
-                        "informationUri": "https://github.com/hfvet/hfvet",
                         "rules": [_rule(rid, report.findings) for rid in rule_ids],
                     }
                 },

@@ -40,8 +40,10 @@ def _print_header(report: Report, console: Console) -> None:
     if report.revision:
         title.append(f" @ {report.revision}", style="dim")
     console.print(title)
+    policy = report.decision.policy
+    digest = f" sha256:{policy.sha256[:12]}" if policy.sha256 else ""
     console.print(Text.assemble(("verdict: ", ""), (verdict.upper(), VERDICT_STYLE[verdict])),
-                  Text(f"  policy: {report.decision.policy.name}", style="dim"))
+                  Text(f"  policy: {policy.name}{digest}", style="dim"))
     for reason in report.decision.reasons:
         console.print(Text(f"  - [{reason.decision.value}] {reason.rule}: {reason.message}"))
 
