@@ -11,8 +11,8 @@
 2. Side by side on a ~4 GB pickle-format repo, one run each: hfvet remote vet vs
    `snapshot_download` from the same hub followed by picklescan, or by modelscan, on the copy.
 
-Each hfvet run gets a fresh HF_HOME and working directory (so a default SQLite database lands
-there); pass `--env HFVET_...=...` for other settings. Failures are reported, never raised.
+Each hfvet run gets a fresh HF_HOME and working directory, so nothing one run writes is seen by
+the next; pass `--env KEY=VALUE` for other settings. Failures are reported, never raised.
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ DEEPSEEK_CARD_DATA = {"license": "mit", "base_model": "deepseek-ai/DeepSeek-V4-F
                       "tags": ["deepseek_v4", "nvfp4", "modelopt", "quantized"]}
 
 
-def write_deepseek_nvfp4_files(repo: Path) -> None:
-    """Everything the vendor's NVFP4 repo holds (shared by the lookalike copy)."""
+def _deepseek_nvfp4(repo: Path, repo_id: str, *, created: str, modified: str, downloads: int,
+                    likes: int) -> None:
+    """The vendor's NVFP4 repo: the same files under any id, only the hub facts differ."""
     write_sharded(repo, split_evenly(list(model_tensors(TINY_MOE, layers=2)), 3), ST_METADATA)
     write_json(repo, "config.json", configs.deepseek_v4_config())
     write_json(repo, "generation_config.json", configs.generation_config())
@@ -32,25 +33,21 @@ def write_deepseek_nvfp4_files(repo: Path) -> None:
     write_json(repo, "tokenizer_config.json", configs.deepseek_tokenizer_config())
     write_text(repo, "README.md", cards.NVIDIA_CARD)
     write_text(repo, "LICENSE", cards.MIT_LICENSE)
+    write_hub_meta(repo, hub_meta(
+        repo_id, created=created, modified=modified, downloads=downloads, likes=likes,
+        tags=DEEPSEEK_TAGS, card=DEEPSEEK_CARD_DATA, library_name="transformers",
+    ))
 
 
 def build_nvidia_nvfp4(repo: Path) -> None:
-    write_deepseek_nvfp4_files(repo)
-    write_hub_meta(repo, hub_meta(
-        "nvidia/DeepSeek-V4-Flash-NVFP4", created="2026-04-28T16:02:11.000Z",
-        modified="2026-05-06T09:41:37.000Z", downloads=184_220, likes=312,
-        tags=DEEPSEEK_TAGS, card=DEEPSEEK_CARD_DATA, library_name="transformers",
-    ))
+    _deepseek_nvfp4(repo, "nvidia/DeepSeek-V4-Flash-NVFP4", created="2026-04-28T16:02:11.000Z",
+                    modified="2026-05-06T09:41:37.000Z", downloads=184_220, likes=312)
 
 
 def build_nvldia_lookalike(repo: Path) -> None:
     """A byte-for-byte copy of the vendor repo under an org one letter away from `nvidia`."""
-    write_deepseek_nvfp4_files(repo)
-    write_hub_meta(repo, hub_meta(
-        "nvldia/DeepSeek-V4-Flash-NVFP4", created="2026-05-09T02:17:45.000Z",
-        modified="2026-05-09T02:31:02.000Z", downloads=41, likes=0,
-        tags=DEEPSEEK_TAGS, card=DEEPSEEK_CARD_DATA, library_name="transformers",
-    ))
+    _deepseek_nvfp4(repo, "nvldia/DeepSeek-V4-Flash-NVFP4", created="2026-05-09T02:17:45.000Z",
+                    modified="2026-05-09T02:31:02.000Z", downloads=41, likes=0)
 
 
 def build_nemotron_custom_code(repo: Path) -> None:

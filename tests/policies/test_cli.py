@@ -105,6 +105,23 @@ def test_diff_rejects_a_file_that_is_not_a_report(tmp_path: Path) -> None:
     assert "not a hfvet report" in result.output
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    ({"reasons": 5}, "malformed report"),             # used to crash `explain` with a traceback
+    ({"reasons": [1]}, "malformed report"),
+    ({"policy": "default"}, "malformed report"),
+    ({"files": [{"path": "model.bin", "format": "pickle"}]}, "without `scanned`"),  # not assumed scanned
+    ({"files": [3]}, "without `scanned`"),
+])
+def test_malformed_report_is_a_clear_error_exit_2(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report("nvidia/a", [], []) | change))
+    for args in (("explain", bad), ("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", bad)):
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_explain_shows_recorded_reasons_or_reevaluates(reports: Path) -> None:
     stored = reports / "vendor-pickle.json"
     recorded = run("explain", stored)

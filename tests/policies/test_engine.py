@@ -92,6 +92,18 @@ def test_waiver_is_valid_through_its_expiry_day(tmp_path: Path) -> None:
     assert evaluate(loaded, facts(findings=found), today=date(2026, 12, 31)).verdict is Verdict.APPROVE
 
 
+def test_any_revision_finding_waiver_never_drops_a_critical_finding(tmp_path: Path) -> None:
+    # Fail-open guard: a `*` waiver would otherwise hide the critical findings of future commits.
+    loaded = policy(tmp_path, WAIVED.format(rev="'*'"))
+    found = [finding("pickle-dangerous-global", "critical", "model.bin"),
+             finding("pickle-unknown-global", "medium", "model.bin")]
+    evaluation = explain(loaded, facts(findings=found), today=TODAY)
+    assert evaluation.decision.verdict is Verdict.REJECT
+    assert rules_of(evaluation.decision.reasons) == ["critical", "waiver"]
+    assert [f.rule for f in evaluation.waived] == ["pickle-unknown-global"]
+    assert "1 critical kept" in evaluation.decision.reasons[1].message
+
+
 def test_rule_waiver_switches_a_rule_off_for_any_revision(tmp_path: Path) -> None:
     text = MINIMAL + """\
 waivers:

@@ -37,7 +37,8 @@ verdict records the policy's name and sha256.
    no repo id is `third-party`) and a lookalike check against vendor-official and trusted orgs.
 2. Waivers that match the repo and revision are applied: a `finding` waiver drops matching
    findings, a `rule` waiver switches a rule off. An expired waiver is not applied and is
-   reported as a `waiver-expired` reason.
+   reported as a `waiver-expired` reason. A `finding` waiver for revision `*` never drops a
+   critical finding: only a waiver pinned to the commit someone looked at can.
 3. Every rule's `when` (CEL) is evaluated in order. Each rule that fires adds a reason with its
    id, decision and description. **The most severe decision fired wins** (reject > review > approve).
 4. No rule fired: the `default` for the repo's tier applies (reason `default`). The default for

@@ -84,11 +84,18 @@ def facts_from_report_dict(report: Mapping[str, Any], source: str = "<report>") 
         return PolicyFacts.model_validate({
             "repo": {"id": report.get("repo"), "revision": report.get("revision"),
                      "facts": report.get("identity") or {}},
-            "files": [_pick(f, FileFact) for f in report["files"]],
+            "files": [_file_entry(f) for f in report["files"]],
             "findings": [_pick(f, FindingFact) for f in report["findings"]],
         })
     except (ValidationError, TypeError, AttributeError) as exc:
         raise PolicyError.single(source, None, f"malformed report: {exc}") from exc
+
+
+def _file_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    # `scanned` defaults to true for hand-written test cases; a stored report must say it.
+    if not isinstance(entry, Mapping) or "scanned" not in entry:
+        raise TypeError(f"a `files` entry without `scanned`: {str(entry)[:80]}")
+    return _pick(entry, FileFact)
 
 
 def _pick(entry: Mapping[str, Any], model: type[_Model]) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from app.core.policy.engine import evaluate
 from app.core.policy.errors import PolicyError
 from app.core.policy.facts import PolicyFacts, facts_from_report_dict
@@ -50,7 +52,19 @@ def read_report(path: Path) -> StoredReport:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PolicyError.single(str(path), None, f"cannot read report JSON: {exc}") from exc
     facts = facts_from_report_dict(data, str(path))  # rejects anything but a report mapping
+    try:
+        RecordedOutcome.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError.single(str(path), None, f"malformed report: {exc}") from exc
     return StoredReport(str(path), facts, dict(data))
+
+
+class RecordedOutcome(BaseModel):
+    """The recorded outcome `policy explain` prints: wrong shapes are an error, not a crash."""
+
+    verdict: str | None = None
+    reasons: list[dict[str, Any]] | None = None
+    policy: dict[str, Any] | None = None
 
 
 def report_files(paths: Iterable[Path]) -> list[Path]:

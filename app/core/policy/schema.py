@@ -116,7 +116,10 @@ class FindingMatch(_Model):
 
 class Waiver(_Model):
     repo: RepoId = Field(description="`org/name` the exception is for.")
-    revision: Revision = Field(description="The 40-hex commit it was granted for, or `*` for any.")
+    revision: Revision = Field(
+        description="The 40-hex commit it was granted for, or `*` for any (a `*` waiver never drops "
+        "critical findings).",
+    )
     rule: Slug | None = Field(None, description="Policy rule id to switch off for this repo+revision.")
     finding: FindingMatch | None = Field(None, description="Findings to drop before evaluation.")
     reason: Text = Field(description="Why the exception is acceptable.")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from fnmatch import fnmatchcase
 
+from app.core.findings import Severity
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import Waiver
 from app.core.verdict import Reason, Verdict
@@ -50,10 +51,17 @@ def _drop_findings(waiver: Waiver, outcome: WaiverOutcome) -> None:
     match = waiver.finding
     assert match is not None  # noqa: S101 - the schema guarantees rule xor finding
     hit = [f for f in outcome.findings if fnmatchcase(f.rule, match.rule) and fnmatchcase(f.path, match.path)]
+    kept = ""
+    if waiver.revision == "*":
+        # Only someone who saw the exact commit may hide a critical finding: a `*` waiver
+        # would also hide the critical findings of every future revision.
+        critical = [f for f in hit if f.severity is Severity.CRITICAL]
+        hit = [f for f in hit if f not in critical]
+        kept = f"; {len(critical)} critical kept (a `*` revision cannot waive them)" if critical else ""
     outcome.findings = [f for f in outcome.findings if f not in hit]
     outcome.waived.extend(hit)
     outcome.reasons.append(Reason("waiver", INFO, f"{len(hit)} finding(s) {match.rule!r} at {match.path!r} "
-                                  f"waived: {_describe(waiver)}"))
+                                  f"waived{kept}: {_describe(waiver)}"))
 
 
 def _describe(waiver: Waiver) -> str:
