@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from huggingface_hub import HfApi, constants
 from huggingface_hub.errors import HfHubHTTPError
-from huggingface_hub.hf_api import ModelInfo
+from huggingface_hub.hf_api import ModelInfo, RepoFile
 from huggingface_hub.utils import (  # type: ignore[attr-defined]  # public, but lazily exported
     build_hf_headers,
     get_token_to_send,
@@ -29,7 +30,7 @@ from app.sources.hub_errors import (
     HubUnreachable,
     translate,
 )
-from app.sources.hub_facts import build_manifest, pinned_commit
+from app.sources.hub_facts import build_manifest, pinned_commit, reconcile_tree
 from app.sources.hub_http import (
     RETRY_EXCEPTIONS,
     RETRY_STATUSES,
@@ -48,6 +49,9 @@ __all__ = [
     "HubSource",
     "HubUnreachable",
 ]
+
+
+T = TypeVar("T")
 
 
 class HubSource:
@@ -78,7 +82,9 @@ class HubSource:
         self._policy = RetryPolicy(retries, backoff, max_wait, sleep)
         info = self._fetch_info(revision)
         self.commit = pinned_commit(info, revision)
-        self._manifest = build_manifest(info, repo_id, revision, self.endpoint)
+        manifest = build_manifest(info, repo_id, revision, self.endpoint)
+        tree = self._policy.run(f"file tree of {repo_id}@{self.commit}", self._tree)
+        self._manifest = reconcile_tree(manifest, tree)
         self._sizes = {f.path: f.size for f in self._manifest.files}
         headers = build_hf_headers(token=self._token)
         self._reader = RangeReader(repo_id, self.commit, self.endpoint, headers, timeout, self._policy)
@@ -115,16 +121,27 @@ class HubSource:
             raise HubAccessDenied(f"{self.repo_id} is disabled on the hub")
         return info
 
+    def _tree(self) -> list[RepoFile]:
+        api = HfApi(endpoint=self.endpoint, token=self._token)
+        return self._hub_call(
+            self.commit,
+            lambda: [e for e in api.list_repo_tree(self.repo_id, revision=self.commit, recursive=True)
+                     if isinstance(e, RepoFile)],
+        )
+
     def _model_info(self, revision: str) -> ModelInfo:
         api = HfApi(endpoint=self.endpoint, token=self._token)
+        return self._hub_call(
+            revision,
+            lambda: api.model_info(
+                self.repo_id, revision=revision, files_metadata=True, securityStatus=True, timeout=self._timeout
+            ),
+        )
+
+    def _hub_call(self, revision: str, call: Callable[[], T]) -> T:
+        """One API call with the client's errors mapped to ours (retryable ones to Retry)."""
         try:
-            return api.model_info(
-                self.repo_id,
-                revision=revision,
-                files_metadata=True,
-                securityStatus=True,
-                timeout=self._timeout,
-            )
+            return call()
         except HfHubHTTPError as exc:
             if exc.response.status_code in RETRY_STATUSES:
                 raise Retry(f"HTTP {exc.response.status_code}", retry_after(exc.response.headers)) from exc

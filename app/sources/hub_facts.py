@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from huggingface_hub.hf_api import ModelInfo, RepoSibling
+from huggingface_hub.hf_api import ModelInfo, RepoFile, RepoSibling
 
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.sources.hub_errors import HubProtocolError
@@ -29,6 +29,27 @@ def build_manifest(info: ModelInfo, repo_id: str, requested: str, endpoint: str)
         raise HubProtocolError(f"{repo_id}@{commit}: the hub listed a file twice")
     facts = identity_facts(info) | {"requestedRevision": requested, "endpoint": endpoint}
     return Manifest(RepoIdentity(repo_id, commit, facts), files)
+
+
+def reconcile_tree(manifest: Manifest, tree: list[RepoFile]) -> Manifest:
+    """Add files the recursive tree lists but model info left out; sizes must agree.
+
+    ``snapshot_download`` fetches by the tree, so a file missing from model info's siblings
+    would be deployed without ever being vetted.
+    """
+    known = {f.path: f for f in manifest.files}
+    extra: list[ManifestFile] = []
+    for entry in tree:
+        listed = known.get(entry.path)
+        if listed is None:
+            sibling = RepoSibling(entry.path, entry.size, entry.blob_id, entry.lfs)
+            extra.append(_file(sibling, manifest.identity.repo_id or ""))
+        elif listed.size != entry.size:
+            raise HubProtocolError(
+                f"{manifest.identity.repo_id}: model info and tree disagree on the size of {entry.path!r} "
+                f"({listed.size} vs {entry.size})"
+            )
+    return Manifest(manifest.identity, manifest.files + tuple(extra)) if extra else manifest
 
 
 def pinned_commit(info: ModelInfo, requested: str) -> str:
