@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import zipfile
-
-from app.core.blobs import Blob, open_blob
+from app.core.blobs import Blob
 from app.core.formats import refine_zip
+from app.core.scanners.stream_util import CorruptStream
+from app.core.scanners.zip_reader import read_directory
 
 
 def refine_format(blob: Blob, fmt: str) -> str:
     if fmt != "zip":
         return fmt
     try:
-        with zipfile.ZipFile(open_blob(blob)) as zf:
-            return refine_zip(zf.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        members = read_directory(blob)
+    except CorruptStream:
         return "zip"  # the archive scanner reports what is wrong with it
+    return refine_zip([m.name for m in members])

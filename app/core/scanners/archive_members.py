@@ -1,8 +1,8 @@
 """Walk zip and 7z archives member by member, reading only what a sniff needs.
 
-Zip: names come from the central directory; each member's local header is parsed by
-hand (so header tricks are reported, not crashed on) and only a small compressed
-prefix is decompressed to sniff its magic bytes. Full content is produced only for
+Zip: names come from the central directory and each member's local header is parsed by
+hand, both through ``zip_reader`` (so header tricks are reported, not crashed on); only a
+small compressed prefix is decompressed to sniff its magic bytes. Full content is produced only for
 members that are themselves archives, bounded by ``max_bytes``.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bz2
 import lzma
-import re
 import struct
 import zipfile
 import zlib
@@ -18,10 +17,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from app.core.blobs import Blob, BytesBlob, SliceBlob, open_blob
+from app.core.blobs import Blob, BytesBlob
 from app.core.findings import Severity
 from app.core.formats import detect_format, refine_zip
 from app.core.limits import LimitExceeded
+from app.core.scanners import zip_reader
+from app.core.scanners.stream_util import CorruptStream
 
 SNIFF_BYTES = 1024  # enough for every executable header and a tar header
 NESTED_FORMATS = frozenset({"zip", "tar", "7z", "gzip", "bz2", "xz"})
@@ -29,8 +30,6 @@ MALFORMED = "malformed-archive"
 UNREADABLE = "archive-unreadable-member"
 _CHUNK = 1 << 20
 _COMPRESSED_PREFIX = {0: SNIFF_BYTES, 8: 16 * 1024, 12: _CHUNK, 14: 16 * 1024}  # bz2 blocks are big
-_TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")  # raw tensor bytes, never executed by torch
-_LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
 
 
 class ArchiveError(Exception):
@@ -67,17 +66,15 @@ def is_nested_archive(head: bytes, size: int) -> bool:
 
 def zip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
     try:
-        with zipfile.ZipFile(open_blob(blob)) as zf:
-            infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
-        raise ArchiveError(f"unreadable zip central directory: {exc}") from exc
-    names = [i.filename for i in infos]
-    yield from _duplicate_names(names)
-    torch_layout = refine_zip(names) == "pytorch-zip"
-    for info in infos:
-        if info.is_dir() or (torch_layout and _TORCH_STORAGE.search(info.filename)):
+        members = zip_reader.read_directory(blob)
+    except CorruptStream as exc:
+        raise ArchiveError(str(exc)) from exc
+    yield from _duplicate_names([m.name for m in members])
+    torch_layout = refine_zip([m.name for m in members]) == "pytorch-zip"
+    for member in members:
+        if member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name)):
             continue
-        for event in _zip_member(blob, info, max_bytes):
+        for event in _zip_member(blob, member, max_bytes):
             yield replace(event, python_path=False) if torch_layout and isinstance(event, Member) else event
 
 
@@ -90,47 +87,38 @@ def _duplicate_names(names: list[str]) -> Iterator[Issue]:
         seen.add(name)
 
 
-def _zip_member(blob: Blob, info: zipfile.ZipInfo, max_bytes: int) -> Iterator[Event]:
-    name = info.filename
+def _zip_member(blob: Blob, member: zip_reader.ZipMember, max_bytes: int) -> Iterator[Event]:
+    name = member.name
     try:
-        data_start, local_name = _local_header(blob, info)
-    except ArchiveError as exc:
+        header = zip_reader.local_header(blob, member)
+    except CorruptStream as exc:
         yield Issue(MALFORMED, Severity.HIGH, str(exc), name)
-        yield Member(name, info.file_size, b"")
+        yield Member(name, member.size, b"")
         return
-    if local_name != info.orig_filename:
+    local_name = zip_reader.local_name(blob, header)
+    if local_name != member.raw_name:
         yield Issue(MALFORMED, Severity.HIGH, f"local header names {local_name!r} but the central "
-                    f"directory names {info.orig_filename!r}", name)
-    if info.flag_bits & 0x1:
+                    f"directory names {member.raw_name!r}", name)
+    if member.flags & zip_reader.ENCRYPTED:
         yield Issue(UNREADABLE, Severity.HIGH, "encrypted flag set: the content cannot be vetted "
                     "(some loaders ignore the flag)", name)
-    method = info.compress_type
+    method = member.method
     if method not in _COMPRESSED_PREFIX:
         yield Issue(UNREADABLE, Severity.HIGH, f"unsupported compression method {method}", name)
-        yield Member(name, info.file_size, b"")
+        yield Member(name, member.size, b"")
         return
-    compressed = blob.read(data_start, min(info.compress_size, _COMPRESSED_PREFIX[method]))
+    compressed = blob.read(header.data_offset, min(member.compressed_size, _COMPRESSED_PREFIX[method]))
     try:
         head = _decompress(method, compressed, SNIFF_BYTES)
     except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, struct.error) as exc:
         yield Issue(MALFORMED, Severity.HIGH, f"member data does not decompress: {exc}", name)
-        yield Member(name, info.file_size, b"")
+        yield Member(name, member.size, b"")
         return
-    window = SliceBlob(blob, data_start, info.compress_size)
     content = None
-    if is_nested_archive(head, info.file_size):
+    if is_nested_archive(head, member.size):
+        window = zip_reader.raw_blob(blob, member, start=header.data_offset)
         content = _content_loader(window, method, max_bytes)
-    yield Member(name, info.file_size, head, content)
-
-
-def _local_header(blob: Blob, info: zipfile.ZipInfo) -> tuple[int, str]:
-    fixed = blob.read(info.header_offset, _LOCAL_HEADER.size)
-    if len(fixed) < _LOCAL_HEADER.size or fixed[:4] != b"PK\x03\x04":
-        raise ArchiveError(f"no local file header at offset {info.header_offset}")
-    _sig, _version, flags, *_, name_len, extra_len = _LOCAL_HEADER.unpack(fixed)
-    raw_name = blob.read(info.header_offset + _LOCAL_HEADER.size, name_len)
-    name = raw_name.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
-    return info.header_offset + _LOCAL_HEADER.size + name_len + extra_len, name
+    yield Member(name, member.size, head, content)
 
 
 def _decompress(method: int, data: bytes, limit: int) -> bytes:

@@ -36,7 +36,8 @@ from app.core.scanners.sevenzip_members import sevenzip_members
 from app.core.scanners.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
 
 EXECUTABLE_FORMATS = frozenset({"elf", "pe", "macho", "ar"})
-ZIP_FORMATS = frozenset({"zip", "wheel", "pytorch-zip"})
+# Every zip kind sniff.refine_format names: any zip can carry a member that is native code.
+ZIP_FORMATS = frozenset({"zip", "wheel", "pytorch-zip", "numpy-npz", "keras"})
 STREAM_FORMATS = frozenset({"gzip", "bz2", "xz"})
 ARCHIVE_FORMATS = ZIP_FORMATS | STREAM_FORMATS | {"tar", "7z"}
 # What gzip/bz2/lzma raise on corrupt input (BadGzipFile and bz2 errors are OSErrors).

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import posixpath
 import zipfile
+from functools import partial
 from typing import Any, ClassVar
 
 from app.core.blobs import BudgetBlob, open_blob
@@ -23,7 +24,7 @@ from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peer_support import EngineRun, open_capped_member
+from app.core.scanners.peer_support import EngineRun, open_capped_member, run_engine
 
 NAME = "keras"
 LAMBDA = "keras-lambda"
@@ -66,20 +67,8 @@ class KerasScanner:
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, ctx.file.path, H5_SKIP)
-        run = EngineRun(FindingSink(ctx.file.path, NAME))
-        budget = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
-        try:
-            if ctx.file.format == "keras":
-                _scan_keras_zip(ctx, budget, run)
-            elif ctx.file.format == "hdf5":
-                _scan_h5(ctx, budget, run)
-            else:
-                _scan_preset_config(ctx, budget, run)
-        except LimitExceeded as exc:
-            run.limit = str(exc)
-        except Exception as exc:  # noqa: BLE001 - an unreadable container fails closed
-            run.errors.append(f"{type(exc).__name__}: {exc}")
-        return run.outcome()
+        scan = {"keras": _scan_keras_zip, "hdf5": _scan_h5}.get(ctx.file.format, _scan_preset_config)
+        return run_engine(NAME, ctx, partial(scan, ctx))
 
 
 def _scan_keras_zip(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) -> None:

@@ -24,8 +24,7 @@ from modelscan.skip import SkipCategories
 from modelscan.tools.picklescanner import scan_pickle_bytes
 
 from app.core.blobs import BudgetBlob, open_blob
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.limits import LimitExceeded
+from app.core.findings import RuleInfo, ScanOutcome, Severity
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.peer_support import (
@@ -38,6 +37,7 @@ from app.core.scanners.peer_support import (
     npy_payload_offset,
     open_capped_member,
     reopen,
+    run_engine,
     walk_zip_members,
 )
 
@@ -128,17 +128,13 @@ class ModelscanScanner:
             return ScanOutcome.skipped(NAME, path, SAVED_MODEL_SKIP)
         if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, path, H5_SKIP)
-        run = EngineRun(FindingSink(path, NAME))
-        budget = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
         fmt = "zip" if ctx.file.format in ZIP_FORMATS else ctx.file.format
-        try:
+
+        def body(budget: BudgetBlob, run: EngineRun) -> None:
             with open_blob(budget) as stream:
                 _HANDLERS[fmt](self, ctx, stream, run)
-        except LimitExceeded as exc:
-            run.limit = str(exc)
-        except Exception as exc:  # noqa: BLE001 - any library failure fails closed
-            run.errors.append(f"{type(exc).__name__}: {exc}")
-        return run.outcome()
+
+        return run_engine(NAME, ctx, body)
 
     def _scan_pickle(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
         guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import pickletools
 import posixpath
-import re
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -26,12 +25,12 @@ from app.core.findings import FindingSink, ScanOutcome, Severity, Status
 from app.core.formats import HEAD_BYTES, detect_format
 from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.base import ScanContext
+from app.core.scanners.zip_reader import is_torch_storage
 
 ZIP_FORMATS = frozenset({"pytorch-zip", "numpy-npz", "zip"})
 # Union of picklescan's and modelscan's pickle extensions, plus torch's data.pkl.
 PICKLE_NAME_SUFFIXES = (".pkl", ".pickle", ".joblib", ".dill", ".dat", ".data")
 _PROTO_MAGIC = tuple(b"\x80" + bytes([v]) for v in range(6))
-_TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")  # raw tensor bytes: torch never unpickles them
 JOBLIB_WRAPPER = "NumpyArrayWrapper"
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, data, storage keys: all unpickled by torch
 
@@ -67,6 +66,18 @@ class EngineRun:
         if self.skipped is not None:
             return ScanOutcome(scanner, path, Status.SKIPPED, tuple(self.sink.findings), self.skipped)
         return ScanOutcome.scanned(scanner, path, self.sink.findings)
+
+
+def run_engine(name: str, ctx: ScanContext, body: Callable[[BudgetBlob, EngineRun], None]) -> ScanOutcome:
+    """Run ``body`` on the file's read-budgeted blob; a limit or any library failure fails closed."""
+    run = EngineRun(FindingSink(ctx.file.path, name))
+    try:
+        body(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file), run)
+    except LimitExceeded as exc:
+        run.limit = str(exc)
+    except Exception as exc:  # noqa: BLE001 - any library failure fails closed
+        run.errors.append(f"{type(exc).__name__}: {exc}")
+    return run.outcome()
 
 
 class CappedReader(io.RawIOBase):
@@ -226,7 +237,7 @@ def plan_zip_members(zf: zipfile.ZipFile, fmt: str, limits: Limits) -> Iterator[
     if len(infos) > limits.max_archive_members:
         raise LimitExceeded(f"more than {limits.max_archive_members} archive members")
     for info in infos:
-        if info.is_dir() or (fmt == "pytorch-zip" and _TORCH_STORAGE.search(info.filename)):
+        if info.is_dir() or (fmt == "pytorch-zip" and is_torch_storage(info.filename)):
             continue
         planned = _plan_member(zf, info)
         if planned is not None:

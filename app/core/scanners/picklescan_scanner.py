@@ -33,6 +33,7 @@ from app.core.scanners.peer_support import (
     guard_opcodes,
     joblib_interleaved,
     reopen,
+    run_engine,
     walk_zip_members,
 )
 
@@ -80,16 +81,11 @@ class PicklescanScanner:
         return importlib.metadata.version("picklescan")
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
-        run = EngineRun(FindingSink(ctx.file.path, NAME))
-        budget = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
-        try:
+        def body(budget: BudgetBlob, run: EngineRun) -> None:
             with open_blob(budget) as stream:
                 _FORMAT_SCANS[_kind(ctx.file.format)](ctx, stream, run)
-        except LimitExceeded as exc:
-            run.limit = str(exc)
-        except Exception as exc:  # noqa: BLE001 - any library failure fails closed
-            run.errors.append(f"{type(exc).__name__}: {exc}")
-        return run.outcome()
+
+        return run_engine(NAME, ctx, body)
 
 
 def _kind(fmt: str) -> str:

@@ -32,7 +32,8 @@ BLOCK = 512
 MAX_META_BYTES = 1 << 20  # GNU long names and pax records: larger is an attack, not a name
 _NO_DATA_TYPES = {tarfile.LNKTYPE, tarfile.SYMTYPE, tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.DIRTYPE,
                   tarfile.FIFOTYPE}
-_META_TYPES = {tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE}
+_PAX_TYPES = {tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE}  # per-member records, as tarfile reads them
+_META_TYPES = {tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XGLTYPE, *_PAX_TYPES}
 _CHUNK = 1 << 20
 
 
@@ -117,14 +118,18 @@ def tar_members(cursor: Cursor) -> Iterator[Event]:
                 yield Issue(MALFORMED, Severity.HIGH, "tar ends inside a header block")
             return
         info = _parse_header(block)
-        size = 0 if info.type in _NO_DATA_TYPES else info.size
         if info.type in _META_TYPES:
-            _read_meta(cursor, info, size, pending)
+            _read_meta(cursor, info, info.size, pending)
             continue
+        if info.type == tarfile.GNUTYPE_SPARSE:
+            _skip_sparse_extensions(cursor, block)
         name = pending.pop("path", info.name)
-        size = int(pending.pop("size", size))
+        size = int(pending.pop("size", info.size))
         pending.clear()
-        yield from _member(cursor, name, size, info.isreg())
+        # As tarfile: links, devices and directories have no data whatever their (pax) size;
+        # every other type, unknown ones included, is extracted as a regular file.
+        if info.type not in _NO_DATA_TYPES:
+            yield from _member(cursor, name, size)
 
 
 def _parse_header(block: bytes) -> tarfile.TarInfo:
@@ -145,7 +150,7 @@ def _read_meta(cursor: Cursor, info: tarfile.TarInfo, size: int, pending: dict[s
         if info.type == tarfile.GNUTYPE_LONGNAME:
             pending["path"] = data.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
         return
-    if info.type == tarfile.XHDTYPE:
+    if info.type in _PAX_TYPES:
         pending.update(_pax_records(data))
 
 
@@ -167,10 +172,17 @@ def _pax_records(data: bytes) -> dict[str, str]:
     return records
 
 
-def _member(cursor: Cursor, name: str, size: int, regular: bool) -> Iterator[Event]:
-    if not regular:
-        cursor.skip(size + _padding(size))
-        return
+def _skip_sparse_extensions(cursor: Cursor, block: bytes) -> None:
+    """Old GNU sparse headers may chain extension blocks; the member data starts after them."""
+    extended = block[482]
+    while extended:
+        extension = cursor.read(BLOCK)
+        if len(extension) < BLOCK:
+            raise ArchiveError("tar ends inside a sparse member header")
+        extended = extension[504]
+
+
+def _member(cursor: Cursor, name: str, size: int) -> Iterator[Event]:
     head = cursor.read(min(size, SNIFF_BYTES))
     if len(head) < min(size, SNIFF_BYTES):
         raise ArchiveError(f"tar ends inside member {name!r}")

@@ -1,6 +1,7 @@
 """Sample builders for the peer-engine tests: raw opcodes and hand-made containers.
 
-Nothing here is ever loaded. Payload strings are inert ("echo pwned").
+Nothing here is ever loaded. Payload strings are inert ("echo pwned"). Also the vet helper
+the peer-engine and Keras tests share.
 """
 
 from __future__ import annotations
@@ -10,9 +11,32 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.core.findings import Severity
+from app.core.limits import Limits
+from app.core.pipeline import vet
+from app.core.report import Report
+from app.core.scanners.base import Scanner
+from app.sources.local import LocalSource
 
 TORCH_MAGIC = 0x1950A86A20F9469CFC6C
 PAYLOAD = "echo pwned"
+
+
+def vet_with(scanner: Scanner, path: Path, limits: Limits | None = None) -> Report:
+    """Vet with one scanner; every finding is one of its declared rules (or the pipeline's)."""
+    report = vet(LocalSource(path), [scanner], limits=limits)
+    assert {f.rule for f in report.findings} <= {r.id for r in scanner.rules} | {"unscanned"}
+    assert all(f.scanner in (scanner.name, "pipeline") for f in report.findings)
+    return report
+
+
+def rules_at(report: Report, path: str) -> list[tuple[str, Severity, str | None]]:
+    return sorted((f.rule, f.severity, f.member) for f in report.findings if f.path == path)
 
 
 def _unicode(text: str) -> bytes:
@@ -176,3 +200,12 @@ def keras_zip(path: Path, config: dict[str, object] | bytes) -> Path:
         "config.json": body,
         "model.weights.h5": b"\x89HDF\r\n\x1a\n" + b"\x00" * 32,
     }, compress=True)
+
+
+def h5_model(path: Path, config: dict[str, Any] | None) -> None:
+    """An HDF5 file with one dataset and, if given, a Keras ``model_config`` attribute."""
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "w") as h5:
+        h5.create_dataset("w", data=np.ones(4))
+        if config is not None:
+            h5.attrs["model_config"] = json.dumps(config)

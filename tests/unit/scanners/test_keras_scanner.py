@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from app.core.findings import Severity
@@ -22,13 +20,9 @@ from app.core.verdict import Verdict
 from app.sources.local import LocalSource
 from tests.unit.scanners import peer_samples as s
 
-RULE_IDS = {rule.id for rule in KerasScanner.rules}
-
 
 def _vet(path: Path, limits: Limits | None = None) -> Report:
-    report = vet(LocalSource(path), [KerasScanner()], limits=limits)
-    assert {f.rule for f in report.findings} <= RULE_IDS | {"unscanned"}
-    return report
+    return s.vet_with(KerasScanner(), path, limits)
 
 
 def _found(report: Report) -> list[tuple[str, Severity, str]]:
@@ -140,27 +134,12 @@ def test_a_big_keras_archive_is_vetted_from_its_config_alone(tmp_path: Path) -> 
     assert source.bytes_read < report.stats.repo_bytes // 100
 
 
-def _h5(path: Path, config: dict[str, Any] | None) -> None:
-    h5py = pytest.importorskip("h5py")
-    with h5py.File(path, "w") as h5:
-        h5.create_dataset("w", data=np.ones(4))
-        if config is not None:
-            h5.attrs["model_config"] = json.dumps(config)
-
-
 def test_h5_model_config_is_walked_and_weights_only_h5_passes(tmp_path: Path) -> None:
-    _h5(tmp_path / "model.h5", _functional([s.sequential("inner", [s.lambda_layer("deep")])]))
-    _h5(tmp_path / "tf_model.h5", None)
+    s.h5_model(tmp_path / "model.h5", _functional([s.sequential("inner", [s.lambda_layer("deep")])]))
+    s.h5_model(tmp_path / "tf_model.h5", None)
     report = _vet(tmp_path)
     assert [(f.path, f.rule) for f in report.findings] == [("model.h5", "keras-lambda")]
     assert all(f.scanned for f in report.files)
-
-
-def test_h5_without_h5py_is_skipped_not_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "model.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(64))
-    monkeypatch.setitem(sys.modules, "h5py", None)  # find_spec("h5py") is now None
-    report = _vet(tmp_path)
-    assert not report.files[0].scanned and report.verdict is Verdict.REVIEW
 
 
 def test_a_corrupt_h5_fails_closed(tmp_path: Path) -> None:

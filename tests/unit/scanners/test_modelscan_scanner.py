@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import pickle
 import struct
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,25 +13,17 @@ from modelscan.settings import DEFAULT_SETTINGS
 from app.core.findings import Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
 from app.core.report import Report
 from app.core.scanners.modelscan_scanner import ModelscanScanner, rule_for_issue
 from app.core.verdict import Verdict
-from app.sources.local import LocalSource
 from tests.unit.scanners import peer_samples as s
-
-RULE_IDS = {rule.id for rule in ModelscanScanner.rules}
 
 
 def _vet(path: Path, limits: Limits | None = None) -> Report:
-    report = vet(LocalSource(path), [ModelscanScanner()], limits=limits)
-    assert {f.rule for f in report.findings} <= RULE_IDS | {"unscanned"}
-    assert all(f.scanner in ("modelscan", "pipeline") for f in report.findings)
-    return report
+    return s.vet_with(ModelscanScanner(), path, limits)
 
 
-def _rules(report: Report, path: str) -> list[tuple[str, Severity, str | None]]:
-    return sorted((f.rule, f.severity, f.member) for f in report.findings if f.path == path)
+_rules = s.rules_at
 
 
 def test_version_is_the_library_version() -> None:
@@ -149,28 +137,13 @@ def test_keras_config_that_is_not_json_fails(tmp_path: Path) -> None:
     assert [f.rule for f in _vet(tmp_path).findings] == ["scan-error"]
 
 
-def _h5(path: Path, config: dict[str, Any] | None) -> None:
-    h5py = pytest.importorskip("h5py")
-    with h5py.File(path, "w") as h5:
-        h5.create_dataset("w", data=np.ones(4))
-        if config is not None:
-            h5.attrs["model_config"] = json.dumps(config)
-
-
 def test_h5_lambda_and_weights_only_h5(tmp_path: Path) -> None:
-    _h5(tmp_path / "model.h5", s.sequential("m", [s.lambda_layer("l")]))
-    _h5(tmp_path / "tf_model.h5", None)
+    s.h5_model(tmp_path / "model.h5", s.sequential("m", [s.lambda_layer("l")]))
+    s.h5_model(tmp_path / "tf_model.h5", None)
     report = _vet(tmp_path)
     assert _rules(report, "model.h5") == [("modelscan:lambda", Severity.MEDIUM, None)]
     assert _rules(report, "tf_model.h5") == [("modelscan:skipped", Severity.INFO, None)]
     assert all(f.scanned for f in report.files)
-
-
-def test_h5_without_h5py_is_skipped_not_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "model.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(64))
-    monkeypatch.setitem(sys.modules, "h5py", None)  # find_spec("h5py") is now None
-    report = _vet(tmp_path)
-    assert not report.files[0].scanned and report.verdict is Verdict.REVIEW
 
 
 def test_saved_model_is_skipped_and_left_for_review(tmp_path: Path) -> None:
@@ -179,40 +152,3 @@ def test_saved_model_is_skipped_and_left_for_review(tmp_path: Path) -> None:
     report = _vet(tmp_path)
     assert not report.files[0].scanned  # matched by name, whatever its bytes sniff as
     assert report.findings == () and report.verdict is Verdict.REVIEW
-
-
-def test_joblib_arrays_stop_the_engine_without_failing_the_file(tmp_path: Path) -> None:
-    (tmp_path / "model.joblib").write_bytes(s.joblib_with_array())
-    report = _vet(tmp_path)
-    assert "modelscan:joblib-partial" in [f.rule for f in report.findings]
-    assert all(f.severity is Severity.INFO for f in report.findings) and report.files[0].scanned
-
-
-def test_too_many_opcodes_is_a_limit(tmp_path: Path) -> None:
-    (tmp_path / "many.pkl").write_bytes(pickle.dumps(list(range(3000)), protocol=2))
-    report = _vet(tmp_path, Limits(max_pickle_opcodes=1000))
-    assert [f.rule for f in report.findings] == ["limit-exceeded"]
-
-
-def test_a_gigabyte_numeric_npy_is_vetted_from_its_header(tmp_path: Path) -> None:
-    s.sparse_npy(tmp_path / "big.npy", 256 * 1024 * 1024)
-    source = LocalSource(tmp_path)
-    report = vet(source, [ModelscanScanner()])
-    assert report.files[0].scanned and report.findings == ()
-    assert source.bytes_read < report.stats.repo_bytes // 100
-
-
-@pytest.fixture(scope="module")
-def sparse_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("sparse")
-    s.sparse_torch_zip(folder / "pytorch_model.bin", 1536 * 1024 * 1024)
-    yield folder
-
-
-def test_a_sparse_gigabyte_checkpoint_is_vetted_by_reading_a_sliver(sparse_checkpoint: Path) -> None:
-    source = LocalSource(sparse_checkpoint)
-    report = vet(source, [ModelscanScanner()])
-    size = report.stats.repo_bytes
-    assert size > 1024**3
-    assert report.files[0].scanned and report.findings == ()
-    assert source.bytes_read < size // 100, source.bytes_read
