@@ -12,12 +12,13 @@ import posixpath
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners import bandit_check
 from app.core.scanners.auto_map import CONFIG_NAMES, ClassRef, class_refs
 from app.core.scanners.base import ScanContext
 from app.core.scanners.python_code import Observation, analyse
-from app.core.scanners.text_lines import evidence, read_text
+from app.core.scanners.text_lines import evidence, read_whole
 
 H, M = Severity.HIGH, Severity.MEDIUM
 # kind -> (severity at import/construction time, severity inside other functions)
@@ -80,22 +81,23 @@ class RemoteCodeScanner:
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
-        cap = ctx.limits.max_text_bytes
-        if ctx.blob.size > cap:
-            sink.add("limit-exceeded", Severity.HIGH, f"{ctx.blob.size} bytes exceed the {cap}-byte text limit")
-            if ctx.file.path.lower().endswith(PY_SUFFIXES):
+        python = ctx.file.path.lower().endswith(PY_SUFFIXES)
+        try:
+            data = read_whole(ctx.blob, ctx.limits.max_text_bytes)
+        except LimitExceeded as exc:
+            sink.add("limit-exceeded", Severity.HIGH, str(exc))
+            if python:
                 sink.add("remote-code", Severity.LOW, "Python code present (too large to analyse)")
             return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
-        if ctx.file.path.lower().endswith(PY_SUFFIXES):
-            return self._scan_python(ctx, sink)
-        return self._scan_config(ctx, sink)
+        if python:
+            return self._scan_python(ctx, sink, data)
+        return self._scan_config(ctx, sink, data)
 
     # -- config files -------------------------------------------------------------------------
 
-    def _scan_config(self, ctx: ScanContext, sink: FindingSink) -> ScanOutcome:
-        text, _ = read_text(ctx.blob, ctx.limits.max_text_bytes)
+    def _scan_config(self, ctx: ScanContext, sink: FindingSink, data: bytes) -> ScanOutcome:
         try:
-            config = json.loads(text)
+            config = json.loads(data.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError) as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, f"not valid JSON: {exc}", sink.findings)
         refs = class_refs(config)
@@ -123,8 +125,7 @@ class RemoteCodeScanner:
 
     # -- Python files -------------------------------------------------------------------------
 
-    def _scan_python(self, ctx: ScanContext, sink: FindingSink) -> ScanOutcome:
-        source = ctx.blob.read(0, ctx.blob.size)
+    def _scan_python(self, ctx: ScanContext, sink: FindingSink, source: bytes) -> ScanOutcome:
         if not source.strip():
             return ScanOutcome.scanned(self.name, ctx.file.path, [])
         lines = source.decode("utf-8", errors="replace").splitlines()

@@ -150,7 +150,7 @@ def _check_entry(name: str, entry: Any, data_size: int) -> tuple[int, int]:
         keys = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
         raise Malformed(f"tensor {name!r} must have exactly dtype, shape, data_offsets (has {keys})")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if dtype not in DTYPE_BITS:
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:  # a list or object is not hashable
         raise Malformed(f"tensor {name!r} has unknown dtype {dtype!r}")
     if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
         raise Malformed(f"tensor {name!r} shape {shape!r} is not a list of non-negative integers")

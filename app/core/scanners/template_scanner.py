@@ -1,7 +1,7 @@
 """Jinja chat templates (threat model item 5) and the GGUF header that may carry them.
 
-Templates come from ``tokenizer_config.json`` / ``chat_template.json`` /
-``processor_config.json`` (``chat_template`` as a string or a list of ``{name, template}``),
+Templates come from ``tokenizer_config.json`` / ``chat_template.json`` / ``processor_config.json``
+(``chat_template`` as a string, a list of ``{name, template}`` or a ``{name: template}`` object),
 ``*.jinja`` files, and GGUF metadata (``tokenizer.chat_template[.<name>]``). Each is parsed,
 never rendered, and hashed so a changed template shows up between revisions.
 """
@@ -22,6 +22,7 @@ from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
 from app.core.scanners.jinja_checks import injection_evidence, parse
+from app.core.scanners.text_lines import read_whole
 
 TEMPLATE_JSON_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "processor_config.json"})
 TEMPLATE_SUFFIXES = (".jinja", ".jinja2")
@@ -74,10 +75,10 @@ class TemplateScanner:
     def _templates(self, ctx: ScanContext, blob: Blob, sink: FindingSink) -> dict[str, str]:
         base = ctx.file.path.rsplit("/", 1)[-1].lower()
         if base.endswith(TEMPLATE_SUFFIXES):
-            return {base: _decode(_read_whole(blob, ctx.limits.max_text_bytes), base)}
+            return {base: _decode(read_whole(blob, ctx.limits.max_text_bytes), base)}
         if base in TEMPLATE_JSON_FILES:
             cap = min(MAX_JSON_BYTES, ctx.limits.max_read_bytes_per_file)
-            return json_templates(_read_whole(blob, cap), base)
+            return json_templates(read_whole(blob, cap), base)
         return _gguf_templates(blob, ctx.limits.max_text_bytes, sink)
 
 
@@ -103,7 +104,8 @@ def check_template(name: str, source: str, sink: FindingSink) -> None:
 
 
 def json_templates(raw: bytes, container: str) -> dict[str, str]:
-    """``chat_template`` from a JSON config: a string, or a list of ``{name, template}``."""
+    """``chat_template`` from a JSON config: a string, a list of ``{name, template}``, or a
+    ``{name: template}`` object (transformers keeps that form as it is and renders from it)."""
     try:
         config = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -117,7 +119,9 @@ def json_templates(raw: bytes, container: str) -> dict[str, str]:
         return {"chat_template": value}
     if isinstance(value, list) and all(_is_named_template(v) for v in value):
         return {f"chat_template[{v['name']}]": v["template"] for v in value}
-    raise _Unparseable(f"{container} chat_template is neither a string nor a list of {{name, template}}")
+    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        return {f"chat_template[{name}]": template for name, template in value.items()}
+    raise _Unparseable(f"{container} chat_template is neither a string nor named templates")
 
 
 def _is_named_template(value: Any) -> bool:
@@ -149,12 +153,6 @@ def _facts(header: GGUFHeader) -> dict[str, Any]:
     if header.unknown_tensor_types:
         facts["unknown_tensor_types"] = sorted(header.unknown_tensor_types)
     return facts
-
-
-def _read_whole(blob: Blob, cap: int) -> bytes:
-    if blob.size > cap:
-        raise LimitExceeded(f"file is {blob.size} bytes; templates are only read from files up to {cap}")
-    return blob.read(0, blob.size)
 
 
 def _decode(raw: bytes, name: str) -> str:

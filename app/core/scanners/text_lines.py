@@ -1,16 +1,24 @@
-"""Text files as numbered logical lines: the shared input of the code, link and command rules."""
+"""Text files read whole (up to a cap) as numbered logical lines: the input of the code, link and
+command rules."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 
 from app.core.blobs import Blob
+from app.core.limits import LimitExceeded
+from app.core.ports import SourceError
 
 MAX_EVIDENCE = 200  # characters of a line quoted in a finding
 SHELL_CONTINUATION = ("\\",)
 # PowerShell and cmd.exe continue lines differently; markdown lines often end in a backtick.
 _CONTINUATIONS_BY_SUFFIX = {".ps1": ("`",), ".psm1": ("`",), ".bat": ("^",), ".cmd": ("^",)}
+# PowerShell runs UTF-16 scripts that start with a byte-order mark; UTF-32 marks go first
+# because the UTF-32-LE mark starts with the UTF-16-LE one.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 @dataclass(frozen=True)
@@ -20,10 +28,29 @@ class Line:
     code: bool = True  # False for markdown prose (a notebook's markdown cells, *.md files)
 
 
+def read_whole(blob: Blob, cap: int) -> bytes:
+    """All bytes of a file of at most ``cap`` bytes; ``LimitExceeded`` (nothing read) when larger."""
+    if blob.size > cap:
+        raise LimitExceeded(f"{blob.size} bytes exceed the {cap}-byte text limit")
+    return _read_start(blob, blob.size)
+
+
 def read_text(blob: Blob, cap: int) -> tuple[str, bool]:
-    """At most ``cap`` bytes decoded as UTF-8 (bad bytes replaced); True when the file was cut."""
-    data = blob.read(0, min(blob.size, cap))
-    return data.decode("utf-8", errors="replace"), blob.size > cap
+    """At most ``cap`` bytes as text (see ``decode_text``); True when the file was cut."""
+    return decode_text(_read_start(blob, min(blob.size, cap))), blob.size > cap
+
+
+def _read_start(blob: Blob, length: int) -> bytes:
+    data = blob.read(0, length)
+    if len(data) != length:  # checking less of the file than a reader gets is no check
+        raise SourceError(f"read {len(data)} of the first {length} bytes")
+    return data
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8, or the UTF-16/32 a byte-order mark announces; undecodable bytes are replaced."""
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    return data.decode(encoding, errors="replace")
 
 
 def evidence(path: str, where: str, text: str) -> str:

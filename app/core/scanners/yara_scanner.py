@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,7 +26,7 @@ RULES_DIR = Path(__file__).parent / "rules"
 # Pickles too: payload strings (reverse shells, URLs) sit in their opening bytes.
 HANDLED_FORMATS = frozenset({"text", "elf", "pe", "macho", "unknown", "ar", "pickle"})
 CHUNK_OVERLAP = 4096  # longer than any string our rules match, so no match is cut in two
-MATCH_TIMEOUT = 60  # seconds per chunk
+MATCH_TIMEOUT = 60  # seconds for all chunks of one file together
 REQUIRED_META = ("id", "description", "severity")
 
 
@@ -109,11 +111,12 @@ class YaraScanner:
         chunk = max(ctx.limits.max_text_bytes, 4 * CHUNK_OVERLAP)
         offset, lines_before = 0, 0
         reported: set[str] = set()
+        deadline = time.monotonic() + MATCH_TIMEOUT
         while offset < total:
             data = ctx.blob.read(offset, min(chunk, total - offset))
             if not data:
                 raise _ShortRead(f"no bytes at offset {offset} of {total}")
-            for match in compiled.match(data=data, timeout=MATCH_TIMEOUT):
+            for match in compiled.match(data=data, timeout=_seconds_left(deadline)):
                 if match.rule not in reported:
                     reported.add(match.rule)
                     meta = metas[match.rule]
@@ -125,6 +128,15 @@ class YaraScanner:
             advance = max(len(data) - CHUNK_OVERLAP, 1)
             lines_before += data[:advance].count(b"\n")
             offset += advance
+
+
+def _seconds_left(deadline: float) -> int:
+    """yara's whole-second timeout for the next chunk; a file whose chunks each stay just under a
+    per-chunk timeout could otherwise hold a worker for hours."""
+    left = math.ceil(deadline - time.monotonic())
+    if left <= 0:
+        raise yara.TimeoutError(f"matching took longer than {MATCH_TIMEOUT}s")
+    return left
 
 
 class _ShortRead(Exception):

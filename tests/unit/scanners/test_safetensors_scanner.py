@@ -162,6 +162,7 @@ def test_header_that_is_not_a_clean_json_object(tmp_path: Path, raw: bytes, expe
     ("entry", "expected"),
     [
         ({"dtype": "F128", "shape": [1], "data_offsets": [0, 16]}, "unknown dtype 'F128'"),
+        ({"dtype": ["F32"], "shape": [4], "data_offsets": [0, 16]}, "unknown dtype ['F32']"),
         ({"dtype": "F32", "shape": [-1], "data_offsets": [0, 16]}, "not a list of non-negative integers"),
         ({"dtype": "F32", "shape": [2.0], "data_offsets": [0, 16]}, "not a list of non-negative integers"),
         ({"dtype": "F32", "shape": [True], "data_offsets": [0, 16]}, "not a list of non-negative integers"),

@@ -189,6 +189,15 @@ def test_injection_templates_are_critical(tmp_path: Path, name: str) -> None:
     assert finding.evidence
 
 
+def test_templates_keyed_by_name_are_checked(tmp_path: Path) -> None:
+    # transformers keeps a {name: template} chat_template as it is and renders "default" from it.
+    config = {"chat_template": {"default": HOSTILE["lipsum"], "tool_use": QWEN3}}
+    report = vet_files(tmp_path, {"tokenizer_config.json": json.dumps(config).encode()})
+    [finding] = by_rule(report, "template-injection")
+    assert finding.member == "chat_template[default]"
+    assert len(by_rule(report, "chat-template")) == 2
+
+
 def test_injection_evidence_names_the_gadget(tmp_path: Path) -> None:
     report = vet_files(tmp_path, {"chat_template.jinja": HOSTILE["lipsum"].encode()})
     [finding] = by_rule(report, "template-injection")

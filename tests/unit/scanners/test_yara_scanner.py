@@ -15,6 +15,7 @@ from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
 from app.core.pipeline import vet
 from app.core.report import Report
+from app.core.scanners import yara_scanner
 from app.core.scanners.base import ScanContext
 from app.core.scanners.yara_scanner import CHUNK_OVERLAP, RULES_DIR, YaraScanner
 from app.sources.local import LocalSource
@@ -103,6 +104,14 @@ def test_short_read_fails_closed() -> None:
     outcome = YaraScanner().scan(ctx)
     assert outcome.status is Status.FAILED
     assert [f.rule for f in outcome.findings] == ["scan-error"]
+
+
+def test_the_match_timeout_bounds_the_whole_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yara_scanner, "MATCH_TIMEOUT", 0)  # spent before the first chunk
+    report = _vet(tmp_path, {"run.sh": REVERSE_SHELL})
+    assert [f.rule for f in report.findings] == ["scan-error"]
+    assert "longer than 0s" in report.findings[0].message
+    assert not report.files[0].scanned
 
 
 @pytest.mark.parametrize(
