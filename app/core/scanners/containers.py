@@ -17,23 +17,23 @@ from typing import BinaryIO
 from app.core.blobs import Blob, BytesBlob, open_blob
 from app.core.findings import FindingSink, Severity
 from app.core.formats import HEAD_BYTES, detect_format, refine_zip
-from app.core.limits import Limits
+from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.scanners import numpy_format, sevenzip, zip_reader
-from app.core.scanners.pickle_ops import RULE_LIMIT, RULE_UNRESOLVED, analyze_pickles
-from app.core.scanners.stream_util import CorruptStream, LimitExceeded, decompressed, head_of
+from app.core.scanners.pickle_ops import RULE_LIMIT, analyze_pickles
+from app.core.scanners.stream_util import CorruptStream, decompressed, head_of
 from app.core.scanners.zip_reader import ZipMember
 
 RULE_UNREADABLE = "container-unreadable"
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys
 ZIP_FORMATS = frozenset({"zip", "pytorch-zip", "numpy-npz", "keras", "wheel"})
 COMPRESSED = frozenset({"gzip", "bz2", "xz", "zlib"})
+UNSUPPORTED_COMPRESSION = frozenset({"zstd", "lz4"})  # joblib can write lz4; no decompressor here
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
-# than the sniff window looks like text. Walked leniently (see _lenient_pickles).
+# than the sniff window looks like text. Walked leniently (see analyze_pickles).
 LENIENT = frozenset({"text", "unknown"})
 _BLOB_FORMATS = ZIP_FORMATS | {"7z"}
 _STREAM_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "tar"}) | COMPRESSED | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
-_IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
 _STORAGE_RECORD = re.compile(r"(^|/)data/\d+$")
 
@@ -77,7 +77,7 @@ class ContainerWalker:
         elif fmt == "tar":
             self._tar(stream, member, depth)
         elif fmt in LENIENT:
-            self._lenient_pickles(stream, member)
+            analyze_pickles(stream, self.sink, self.limits, member=member, lenient=True)
         elif fmt in COMPRESSED:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
@@ -89,8 +89,10 @@ class ContainerWalker:
         fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
         if _PICKLE_NAME.search(entry.name) and fmt != "torch-legacy":
             fmt = "pickle"  # the loader unpickles it whatever it looks like
+        if fmt in UNSUPPORTED_COMPRESSION:
+            raise CorruptStream(f"{fmt}-compressed member: hfvet cannot decompress it, so it was not vetted")
         if fmt not in _BLOB_FORMATS and fmt not in _STREAM_FORMATS:
-            return
+            return  # safetensors, gguf, executables...: nothing a pickle loader runs
         member = entry.name or None
         if fmt in _BLOB_FORMATS or fmt in ("tar", *COMPRESSED):
             self._check_depth(depth)
@@ -104,18 +106,6 @@ class ContainerWalker:
     # -- formats
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
         analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles)
-
-    def _lenient_pickles(self, stream: BinaryIO, member: str | None) -> None:
-        """Walk content that did not sniff as a pickle; keep findings only if it imports.
-
-        Without an import (GLOBAL, INST, STACK_GLOBAL, EXT) a pickle can build data but
-        cannot call anything, so text that merely starts with opcode bytes stays quiet.
-        """
-        trial = FindingSink(self.sink.path, self.sink.scanner)
-        analysis = analyze_pickles(stream, trial, self.limits, member=member)
-        importable = any(_IMPORTABLE.fullmatch(name) for name in analysis.imports)
-        if importable or any(f.rule == RULE_UNRESOLVED for f in trial.findings):
-            self.sink.findings.extend(trial.findings)
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
@@ -162,7 +152,9 @@ class ContainerWalker:
 
     def _tar(self, stream: BinaryIO, member: str | None, depth: int) -> None:
         try:
-            archive = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 - the stream owns the file
+            # ignore_zeros: read past a bad header block the way GNU tar does ("Skipping to next
+            # header"), or members after it would be extracted by tar but never vetted here.
+            archive = tarfile.open(fileobj=stream, mode="r|", ignore_zeros=True)  # noqa: SIM115 - stream owns it
             count = 0
             for info in archive:
                 if not info.isfile():
@@ -199,6 +191,8 @@ class ContainerWalker:
     def _guarded(self, member: str | None, action: Callable[[], None]) -> None:
         try:
             action()
+        except ReadBudgetExceeded:
+            raise  # the file's read budget ends the whole scan; the scanner reports it once
         except CorruptStream as exc:
             self.sink.add(RULE_UNREADABLE, Severity.HIGH,
                           f"container could not be read as a loader would read it: {exc}",

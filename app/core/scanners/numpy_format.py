@@ -14,7 +14,8 @@ from typing import BinaryIO
 import numpy as np
 from numpy.lib import format as npformat
 
-from app.core.scanners.stream_util import CorruptStream, LimitExceeded
+from app.core.limits import LimitExceeded
+from app.core.scanners.stream_util import CorruptStream
 
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 20  # numpy's own default cap is 10 000 bytes

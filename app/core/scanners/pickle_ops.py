@@ -10,13 +10,13 @@ from typing import BinaryIO
 
 from app.core.findings import FindingSink, Severity
 from app.core.formats import looks_like_pickle
-from app.core.limits import Limits
+from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.scanners import pickle_joblib
 from app.core.scanners.pickle_globals import Verdict, classify
 from app.core.scanners.pickle_machine import PickleMachine
 from app.core.scanners.pickle_reader import BrokenStream, Op, OpReader
 from app.core.scanners.pickle_values import OPAQUE, Call, Const, DictVal, GlobalRef, TupleVal, Value, describe
-from app.core.scanners.stream_util import CorruptStream, LimitExceeded
+from app.core.scanners.stream_util import CorruptStream
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
@@ -30,6 +30,7 @@ RULE_LIMIT = "limit-exceeded"
 
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
+_IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
 
 # Argument text that looks like a command, a URL or Python source.
 _SUSPICIOUS_TEXT = re.compile(
@@ -38,10 +39,6 @@ _SUSPICIOUS_TEXT = re.compile(
     r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d",
     re.IGNORECASE,
 )
-
-
-class LimitHit(Exception):
-    pass
 
 
 @dataclass
@@ -59,10 +56,19 @@ def analyze_pickles(
     limits: Limits,
     member: str | None = None,
     max_pickles: int | None = None,
+    lenient: bool = False,
 ) -> PickleAnalysis:
-    """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``)."""
+    """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
+
+    ``lenient`` is for bytes that did not sniff as a pickle (text, unknown content); data
+    that follows a pickle without looking like one is walked the same way. Lenient findings
+    are kept only if the walk saw something a loader could act on: an import it could
+    resolve, a computed import, or a limit that stopped the walk before it could tell.
+    Without an import a pickle can build data but cannot call anything, so text that merely
+    starts with opcode bytes stays quiet.
+    """
     analyzer = _Analyzer(sink, limits, member)
-    analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles)
+    analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
     return analyzer.result
 
 
@@ -75,8 +81,12 @@ class _Analyzer:
         self._seen: set[tuple[str, str]] = set()
         self._imported: set[str] = set()
         self._depth = 0
+        self._trial: FindingSink | None = None  # lenient findings, held back until settled
+        self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
 
-    def run(self, reader: OpReader, max_pickles: int | None) -> None:
+    def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
+        if lenient:
+            self._begin_trial()
         try:
             self._walk(reader, max_pickles)
         except (BrokenStream, CorruptStream) as exc:
@@ -84,9 +94,23 @@ class _Analyzer:
             self._add(RULE_BROKEN, Severity.HIGH,
                       f"broken pickle stream ({exc}): a loader fails here, after running everything "
                       "before it; scanners that stop at the error miss that part", str(exc))
-        except (LimitHit, LimitExceeded) as exc:
+        except ReadBudgetExceeded:
+            raise  # the file's read budget ends the whole scan, not just this stream
+        except LimitExceeded as exc:
             self.result.limit_hit = True
+            self._trial_counts = True  # stopped before it could tell: never quiet
             self._add(RULE_LIMIT, Severity.HIGH, f"pickle analysis stopped: {exc}", str(exc))
+        finally:
+            self._settle_trial()
+
+    def _begin_trial(self) -> None:
+        if self._trial is None:
+            self._trial = FindingSink(self.sink.path, self.sink.scanner)
+
+    def _settle_trial(self) -> None:
+        if self._trial is not None and self._trial_counts:
+            self.sink.findings.extend(self._trial.findings)
+        self._trial = None
 
     def _walk(self, reader: OpReader, max_pickles: int | None) -> None:
         while max_pickles is None or self.result.pickles < max_pickles:
@@ -94,11 +118,13 @@ class _Analyzer:
                 if self.result.pickles == 0:
                     raise BrokenStream("empty pickle stream", reader.pos)
                 return
-            if self.result.pickles and not looks_like_pickle(reader.peek(_SNIFF)):
+            if self.result.pickles and self._trial is None and not looks_like_pickle(reader.peek(_SNIFF)):
                 self._add(RULE_TRAILING, Severity.LOW,
                           f"{self.result.pickles} pickle(s) followed by non-pickle data at offset "
                           f"{reader.pos}", f"offset {reader.pos}")
-                return
+                # A pickle can hide from the sniffer (a long first argument); a loader that
+                # reads on would still run it, so walk on leniently.
+                self._begin_trial()
             self._one_pickle(reader)
             self.result.pickles += 1
 
@@ -110,7 +136,7 @@ class _Analyzer:
                 raise BrokenStream("stream ends before STOP", reader.pos)
             self.result.opcodes += 1
             if self.result.opcodes > self.limits.max_pickle_opcodes:
-                raise LimitHit(f"more than {self.limits.max_pickle_opcodes} opcodes")
+                raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
             if machine.step(op):
                 return
             if machine.built is not None and pickle_joblib.is_array_wrapper(machine.built):
@@ -131,7 +157,7 @@ class _Analyzer:
 
     def _nested_pickle(self, reader: OpReader) -> None:
         if self._depth >= MAX_NESTED_PICKLES:
-            raise LimitHit(f"joblib object arrays nested more than {MAX_NESTED_PICKLES} deep")
+            raise LimitExceeded(f"joblib object arrays nested more than {MAX_NESTED_PICKLES} deep")
         self._depth += 1
         try:
             self._one_pickle(reader)
@@ -141,6 +167,8 @@ class _Analyzer:
     # -- Events: called by the machine
     def on_global(self, ref: GlobalRef, op: Op) -> None:
         dotted = ref.dotted
+        if self._trial is not None and _IMPORTABLE.fullmatch(dotted):
+            self._trial_counts = True
         if dotted not in self._imported:
             self._imported.add(dotted)
             self.result.imports.append(dotted)
@@ -153,6 +181,8 @@ class _Analyzer:
                       f"unknown import {dotted}: not a global ordinary checkpoints use", dotted)
 
     def on_unresolved(self, detail: str, op: Op) -> None:
+        if self._trial is not None:
+            self._trial_counts = True
         self._add(RULE_UNRESOLVED, Severity.CRITICAL,
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
@@ -179,7 +209,8 @@ class _Analyzer:
         if (rule, evidence) in self._seen:
             return
         self._seen.add((rule, evidence))
-        self.sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
+        sink = self.sink if self._trial is None else self._trial
+        sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
 
 
 def _suspicious_text(value: Value, depth: int = 0) -> str | None:

@@ -8,7 +8,8 @@ from typing import BinaryIO
 import py7zr
 from py7zr.io import Py7zIO, WriterFactory
 
-from app.core.scanners.stream_util import CorruptStream, LimitExceeded
+from app.core.limits import LimitExceeded
+from app.core.scanners.stream_util import CorruptStream
 
 
 class _CappedIO(Py7zIO):

@@ -12,11 +12,9 @@ import lzma
 import zlib
 from typing import BinaryIO
 
+from app.core.limits import LimitExceeded
+
 CHUNK = 256 * 1024
-
-
-class LimitExceeded(Exception):
-    """A configured limit was hit: reported as ``limit-exceeded``, never as clean."""
 
 
 class CorruptStream(Exception):

@@ -11,10 +11,10 @@ import numpy as np
 import py7zr
 import pytest
 
-from app.core.blobs import BytesBlob
+from app.core.blobs import BudgetBlob, BytesBlob
 from app.core.findings import Finding, FindingSink, Severity
 from app.core.formats import HEAD_BYTES, detect_format
-from app.core.limits import Limits
+from app.core.limits import Limits, ReadBudgetExceeded
 from app.core.scanners.containers import ContainerWalker
 from tests.samples import benign, hostile
 from tests.samples import opcodes as op
@@ -172,3 +172,40 @@ def test_plain_tar_of_a_pickle() -> None:
 
 def test_joblib_zlib_benign_is_clean() -> None:
     assert walk(zlib.compress(benign.joblib_like(), 3)) == []
+
+
+def _tar(members: list[tuple[str, bytes]]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def test_tar_members_after_a_bad_header_are_analysed() -> None:
+    bad = bytearray(_tar([("junk", b"x")])[:1024])
+    bad[148:156] = b"0000000\x00"  # wrong checksum: GNU tar skips to the next header and extracts on
+    data = _tar([("ok.txt", b"hello")])[:1024] + bytes(bad) + _tar([("evil.pkl", hostile.by_protocol(2))])
+    assert ("pickle-dangerous-global", "evil.pkl") in rules(walk(data))
+
+
+@pytest.mark.parametrize("magic", [b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18"])
+def test_member_compressed_in_a_format_we_cannot_read_is_not_silent(magic: bytes) -> None:
+    findings = walk(op.zip_bytes({"model.joblib": magic + b"\x00" * 64}))
+    assert [(f.rule, f.member) for f in findings] == [("container-unreadable", "model.joblib")]
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt"),
+    [
+        (op.zip_bytes({f"m{i}.pkl": hostile.by_protocol(2) + b"\x00" * 4000 for i in range(5)}), "zip"),
+        (hostile.sevenzip(hostile.by_protocol(2) + b"\x00" * 20_000, "m.pkl"), "7z"),
+    ],
+)
+def test_read_budget_stops_the_whole_walk(data: bytes, fmt: str) -> None:
+    sink = FindingSink("file", "hfvet-pickle")
+    with pytest.raises(ReadBudgetExceeded):
+        ContainerWalker(sink, Limits()).scan(BudgetBlob(BytesBlob(data), len(data) // 2), fmt)
+    assert not any(f.rule in ("container-unreadable", "limit-exceeded") for f in sink.findings)

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from app.core.findings import FindingSink, Severity
-from app.core.limits import Limits
+from app.core.limits import Limits, ReadBudgetExceeded
 from app.core.scanners.pickle_ops import PickleAnalysis, analyze_pickles
 from tests.samples import hostile
 from tests.samples import opcodes as op
@@ -188,3 +188,41 @@ def test_numbers_the_unpickler_accepts_do_not_stop_the_walk(number: bytes) -> No
     analysis, findings = run(number + op.POP + hostile.by_protocol(0))
     assert not analysis.broken
     assert ("pickle-dangerous-global", "critical") in findings
+
+
+def _hidden(payload: bytes) -> bytes:
+    """A pickle whose 300-character first string hides it from the 256-byte trailing sniff."""
+    return op.uni0("A" * 300) + op.POP + payload
+
+
+def test_a_pickle_hidden_after_the_first_is_still_walked() -> None:
+    _, findings = run(pickle.dumps([1], protocol=2) + _hidden(hostile.hostile_p0_body()))
+    assert ("pickle-trailing-data", "low") in findings
+    assert ("pickle-dangerous-global", "critical") in findings
+
+
+def test_legacy_torch_pickle_hidden_from_the_sniffer_is_walked() -> None:
+    parts = [pickle.dumps(op.TORCH_MAGIC, protocol=2), pickle.dumps(1001, protocol=2),
+             pickle.dumps({"protocol_version": 1001}, protocol=2), _hidden(hostile.hostile_p0_body())]
+    _, findings = run(b"".join(parts) + pickle.dumps([], protocol=2), max_pickles=5)
+    assert ("pickle-dangerous-global", "critical") in findings
+
+
+def test_lenient_walk_that_hits_a_limit_is_not_quiet() -> None:
+    data = _hidden(b"I1\n0" * 200 + hostile.hostile_p0_body())  # the import lies past the opcode limit
+    analysis, findings = run(data, Limits(max_pickle_opcodes=100), lenient=True)
+    assert analysis.limit_hit and findings == [("limit-exceeded", "high")]
+
+
+def test_lenient_walk_of_text_without_imports_is_quiet() -> None:
+    analysis, findings = run(b"I1\n0" * 20 + b"just some text\n", lenient=True)
+    assert analysis.broken and findings == []
+
+
+def test_read_budget_is_not_swallowed_by_the_stream_walk() -> None:
+    class Spent(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            raise ReadBudgetExceeded("read more than 10 bytes from the file")
+
+    with pytest.raises(ReadBudgetExceeded):
+        analyze_pickles(Spent(), FindingSink("f.pkl", "hfvet-pickle"), Limits())
