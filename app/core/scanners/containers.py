@@ -35,7 +35,6 @@ _BLOB_FORMATS = ZIP_FORMATS | {"7z"}
 _STREAM_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "tar"}) | COMPRESSED | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
-_STORAGE_RECORD = re.compile(r"(^|/)data/\d+$")
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ class ContainerWalker:
         is_torch = refine_zip([m.name for m in members]) == "pytorch-zip"
         limit = self.limits.max_decompressed_bytes
         for m in members:
-            if m.is_dir or (is_torch and _STORAGE_RECORD.search(m.name)):
+            if m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)):
                 continue
             entry = Entry(
                 _child(member, m.name), m.size,
