@@ -32,11 +32,14 @@ class LocalSource:
         return Manifest(self._identity, self._files)
 
     def size(self, path: str) -> int:
-        return self._resolve(path).stat().st_size
+        return _size(self._resolve(path))
 
     def read(self, path: str, offset: int, length: int) -> bytes:
+        full = self._resolve(path)
+        if not full.is_file():  # never open a FIFO or device: it could block forever
+            raise SourceError(f"cannot read {path}: not a regular file")
         try:
-            with self._resolve(path).open("rb") as fh:
+            with full.open("rb") as fh:
                 fh.seek(offset)
                 data = fh.read(length)
         except OSError as exc:
@@ -57,15 +60,29 @@ class LocalSource:
             self._paths = {self._root.name: self._root}
         else:
             self._paths = dict(self._walk())
-        return tuple(ManifestFile(rel, full.stat().st_size) for rel, full in self._paths.items())
+        return tuple(ManifestFile(rel, _size(full)) for rel, full in self._paths.items())
 
     def _walk(self) -> list[tuple[str, Path]]:
-        # Symlinks are followed (huggingface_hub snapshots link into blobs/).
+        """Every non-directory entry, so nothing drops out of the manifest unseen.
+
+        Symlinks are followed (huggingface_hub snapshots link into blobs/); a broken link, a
+        FIFO or a device is listed and then fails to read, which is a finding, not a skip.
+        """
+
+        def unreadable_dir(exc: OSError) -> None:
+            raise SourceError(f"cannot list {exc.filename}: {exc.strerror}")
+
         found = []
-        for dirpath, dirnames, filenames in os.walk(self._root):
+        for dirpath, dirnames, filenames in os.walk(self._root, onerror=unreadable_dir):
             dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_DIRS)
             for name in sorted(filenames):
                 full = Path(dirpath) / name
-                if full.is_file():
-                    found.append((full.relative_to(self._root).as_posix(), full))
+                found.append((full.relative_to(self._root).as_posix(), full))
         return found
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # a broken link: reading it fails and is reported

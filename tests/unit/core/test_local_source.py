@@ -42,3 +42,28 @@ def test_git_metadata_is_not_repo_content(tmp_path: Path) -> None:
     (tmp_path / ".git" / "HEAD").write_text("ref")
     (tmp_path / "a.txt").write_text("abc")
     assert [f.path for f in LocalSource(tmp_path).manifest().files] == ["a.txt"]
+
+
+def test_broken_links_and_fifos_are_listed_and_fail_to_read(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing-blob")
+    os.mkfifo(tmp_path / "pipe")
+    src = LocalSource(tmp_path)
+    assert [f.path for f in src.manifest().files] == ["dangling", "pipe"]
+    for path in ("dangling", "pipe"):
+        with pytest.raises(SourceError, match="not a regular file"):
+            src.read(path, 0, 10)
+
+
+def test_an_unlistable_directory_is_an_error_not_a_gap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    def failing_walk(top: object, onerror: object = None, **_: object) -> object:
+        assert callable(onerror)
+        onerror(PermissionError(13, "Permission denied", str(tmp_path / "locked")))
+        return iter(())
+
+    monkeypatch.setattr(os, "walk", failing_walk)
+    with pytest.raises(SourceError, match=r"cannot list .*locked"):
+        LocalSource(tmp_path)
