@@ -158,3 +158,12 @@ def test_lookalike_org_is_rejected_by_default_policy() -> None:
     evaluation = explain(loaded, facts(repo="nvidia-ai/model"))
     assert (evaluation.tier, evaluation.lookalike_of) == ("third-party", "nvidia")
     assert evaluation.decision.verdict is Verdict.REJECT
+
+
+def test_no_policy_approves_a_revision_with_an_unvetted_file(tmp_path: Path) -> None:
+    # MINIMAL has no rule about unscanned files; the engine's floor still refuses to approve.
+    unvetted = [{"path": "model.safetensors", "format": "safetensors", "scanned": False}]
+    decision = evaluate(policy(tmp_path), facts(files=unvetted))
+    assert decision.verdict is Verdict.REVIEW
+    assert "fail-closed" in [r.rule for r in decision.reasons]
+    assert evaluate(policy(tmp_path), facts()).verdict is Verdict.APPROVE  # fully vetted: approved

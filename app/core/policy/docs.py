@@ -45,7 +45,10 @@ verdict records the policy's name and sha256.
    third-party repos may never be `approve`.
 5. Fail closed: a rule whose `when` errors at run time (or does not give a bool) counts as at
    least `review`, with the error in its reason. An empty, unreadable or invalid policy is an
-   error, never an approval.
+   error, never an approval. Under every rule sits a floor: an `approve` for a revision with a
+   file not fully vetted (`files[].scanned == false`: scan error, skip, limit, timeout) becomes
+   `review` with the reason `fail-closed`, whatever the rules or waivers say (only a policy
+   marked `unsafe: true` is exempt).
 
 Informational reasons (`waiver`, `waiver-expired`, `unsafe-policy`) carry the decision
 `approve` so they never raise the verdict. Reserved reason ids, which rules may not use:

@@ -66,6 +66,7 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
         for rule in model.rules
     )
     verdict, reasons = _combine(policy, results, tier)
+    verdict, reasons = _fail_closed_floor(policy, facts, verdict, reasons)
     decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref)
     return Evaluation(decision, tier, imitated, results, tuple(waivers.waived))
 
@@ -83,6 +84,21 @@ def _combine(
         warning = f"policy {policy.name!r} is UNSAFE (development only)"
         reasons.insert(0, Reason("unsafe-policy", INFO, warning))
     return verdict, reasons
+
+
+def _fail_closed_floor(
+    policy: LoadedPolicy, facts: PolicyFacts, verdict: Verdict, reasons: list[Reason]
+) -> tuple[Verdict, list[Reason]]:
+    """No policy (bar an explicitly unsafe one) approves a revision with a file not fully vetted.
+
+    This sits under the rules, so a custom policy or a waiver cannot turn a scan error, a skip
+    or a timeout into "approve" by omission.
+    """
+    unscanned = [f.path for f in facts.files if not f.scanned]
+    if verdict is not Verdict.APPROVE or not unscanned or policy.model.unsafe:
+        return verdict, reasons
+    message = f"{len(unscanned)} file(s) not fully vetted (e.g. {unscanned[0]}): never approved"
+    return Verdict.REVIEW, [*reasons, Reason("fail-closed", Verdict.REVIEW, message)]
 
 
 def _run_rule(policy: LoadedPolicy, rule: Rule, activation: dict[str, object]) -> RuleResult:

@@ -24,7 +24,7 @@ ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
-RESERVED_RULE_IDS = frozenset({"default", "unsafe-policy", "waiver", "waiver-expired"})
+RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "unsafe-policy", "waiver", "waiver-expired"})
 
 
 class _Model(BaseModel):
