@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +15,7 @@ from app.core.policy.cases import CaseResult, run_cases
 from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
 from app.core.policy.replay import Replay, policy_changes, read_report, replay, report_files
+from app.policy_paths import policies_dir
 
 EXIT_FAILED = 1
 EXIT_ERROR = 2
@@ -33,15 +33,6 @@ policy_app = typer.Typer(
 def out() -> Console:
     # Made per call, so the width follows the terminal (or COLUMNS) of this invocation.
     return Console(highlight=False, soft_wrap=True)
-
-
-def policies_dir() -> Path:
-    """$HFVET_POLICIES_DIR, else `./policies` in a checkout, else the one next to the app package."""
-    configured = os.environ.get("HFVET_POLICIES_DIR")
-    if configured:
-        return Path(configured)
-    local = Path("policies")
-    return local if local.is_dir() else Path(__file__).resolve().parents[1] / "policies"
 
 
 def _fail(exc: PolicyError) -> typer.Exit:

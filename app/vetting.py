@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli_policy import policies_dir
 from app.core.limits import Limits
 from app.core.pipeline import DecideFn, default_decide, vet
 from app.core.policy.engine import make_decide
@@ -14,6 +13,7 @@ from app.core.ports import Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.errors import UsageError
+from app.policy_paths import resolve_policy
 from app.progress import vet_progress
 from app.sources.local import LocalSource
 
@@ -26,13 +26,6 @@ def decide_for(policy_path: Path | None) -> DecideFn:
         return make_decide(load_policy(resolve_policy(policy_path)))
     except PolicyError as exc:
         raise UsageError(str(exc)) from exc
-
-
-def resolve_policy(path: Path) -> Path:
-    """A path, or the bare name of a shipped policy (`default`, `strict`)."""
-    if path.exists() or path.suffix:
-        return path
-    return policies_dir() / f"{path}.yaml"
 
 
 def scan_local(
