@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from app.checks_doc import BEGIN, END, render_checks_markdown
+from app.cli.checks import BEGIN, END, render_checks_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

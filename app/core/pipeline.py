@@ -7,16 +7,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from app.core.blobs import SourceBlob
 from app.core.findings import Finding, ScanOutcome, Severity, Status
-from app.core.formats import HEAD_BYTES, detect_format
+from app.core.formats.blobs import SourceBlob
+from app.core.formats.detect import HEAD_BYTES, detect_format
+from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
 from app.core.ports import Source
 from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
-from app.core.sniff import refine_format
 from app.core.verdict import Decision, interim_decision
 
 DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from app.core.formats import HEAD_BYTES, detect_format
+from app.core.formats.detect import HEAD_BYTES, detect_format
 from app.examples.files import HUB_META
 
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")  # name and extra lengths at offset 26

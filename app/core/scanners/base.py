@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from app.core.blobs import Blob
 from app.core.findings import RuleInfo, ScanOutcome
+from app.core.formats.blobs import Blob
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
 

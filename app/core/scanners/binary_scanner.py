@@ -14,13 +14,8 @@ from typing import ClassVar
 
 import py7zr
 
-from app.core.blobs import Blob, BudgetBlob, BytesBlob, SliceBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats import detect_format
-from app.core.limits import LimitExceeded, Limits
-from app.core.manifest import ManifestFile
-from app.core.ports import SourceError
-from app.core.scanners.archive_members import (
+from app.core.formats.archive_members import (
     MALFORMED,
     SNIFF_BYTES,
     UNREADABLE,
@@ -30,10 +25,15 @@ from app.core.scanners.archive_members import (
     Member,
     zip_members,
 )
+from app.core.formats.blobs import Blob, BudgetBlob, BytesBlob, SliceBlob
+from app.core.formats.detect import detect_format
+from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
+from app.core.formats.sevenzip_members import sevenzip_members
+from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
+from app.core.limits import LimitExceeded, Limits
+from app.core.manifest import ManifestFile
+from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
-from app.core.scanners.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
-from app.core.scanners.sevenzip_members import sevenzip_members
-from app.core.scanners.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
 
 EXECUTABLE_FORMATS = frozenset({"elf", "pe", "macho", "ar"})
 # Every zip kind sniff.refine_format names: any zip can carry a member that is native code.

@@ -19,12 +19,12 @@ import zipfile
 from functools import partial
 from typing import Any, ClassVar
 
-from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peer_support import EngineRun, open_capped_member, run_engine
+from app.core.scanners.peers.support import EngineRun, open_capped_member, run_engine
 
 NAME = "keras"
 LAMBDA = "keras-lambda"

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.manifest import ManifestFile
-from app.core.scanners import shell_rules as sh
 from app.core.scanners.base import ScanContext
-from app.core.scanners.text_lines import (
+from app.core.scanners.text_rules import shell_rules as sh
+from app.core.scanners.text_rules.text_lines import (
     Line,
     NotebookError,
     continuations_for,
@@ -25,8 +25,8 @@ from app.core.scanners.text_lines import (
     notebook_lines,
     read_text,
 )
-from app.core.scanners.upstreams import DATA_FILE, Upstreams, UpstreamsError, load_upstreams
-from app.core.scanners.url_rules import classify_url, extract_urls, official_source
+from app.core.scanners.text_rules.upstreams import DATA_FILE, Upstreams, UpstreamsError, load_upstreams
+from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",

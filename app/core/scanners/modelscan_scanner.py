@@ -23,11 +23,11 @@ from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
 from modelscan.skip import SkipCategories
 from modelscan.tools.picklescanner import scan_pickle_bytes
 
-from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import RuleInfo, ScanOutcome, Severity
+from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peer_support import (
+from app.core.scanners.peers.support import (
     LEGACY_TORCH_PICKLES,
     ZIP_FORMATS,
     EngineRun,

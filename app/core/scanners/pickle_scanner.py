@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.blobs import BudgetBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.blobs import BudgetBlob
 from app.core.limits import ReadBudgetExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
-from app.core.scanners import pickle_ops as ops
 from app.core.scanners.base import ScanContext
-from app.core.scanners.containers import RULE_UNREADABLE, ContainerWalker
+from app.core.scanners.pickle_engine import analysis as ops
+from app.core.scanners.pickle_engine.walker import RULE_UNREADABLE, ContainerWalker
 
 ENGINE_VERSION = "1.0"
 

@@ -20,12 +20,12 @@ import py7zr
 from picklescan import scanner as ps
 from picklescan.relaxed_zipfile import RelaxedZipFile
 
-from app.core.blobs import BudgetBlob, open_blob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peer_support import (
+from app.core.scanners.peers.support import (
     LEGACY_TORCH_PICKLES,
     ZIP_FORMATS,
     EngineRun,

@@ -14,11 +14,11 @@ from typing import ClassVar
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
-from app.core.scanners import bandit_check
-from app.core.scanners.auto_map import CONFIG_NAMES, ClassRef, class_refs
 from app.core.scanners.base import ScanContext
-from app.core.scanners.python_code import Observation, analyse
-from app.core.scanners.text_lines import evidence, read_whole
+from app.core.scanners.python_code import bandit_check
+from app.core.scanners.python_code.auto_map import CONFIG_NAMES, ClassRef, class_refs
+from app.core.scanners.python_code.effects import Observation, analyse
+from app.core.scanners.text_rules.text_lines import evidence, read_whole
 
 H, M = Severity.HIGH, Severity.MEDIUM
 # kind -> (severity at import/construction time, severity inside other functions)

@@ -13,8 +13,8 @@ import math
 import struct
 from typing import Any, ClassVar
 
-from app.core.blobs import Blob, BudgetBlob
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.blobs import Blob, BudgetBlob
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError

@@ -20,7 +20,7 @@ import yara
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.text_lines import MAX_EVIDENCE, evidence
+from app.core.scanners.text_rules.text_lines import MAX_EVIDENCE, evidence
 
 RULES_DIR = Path(__file__).parent / "rules"
 # Pickles too: payload strings (reverse shells, URLs) sit in their opening bytes.

@@ -1,0 +1,1 @@
+"""The `hfvet` command line: one module per command group."""

@@ -1,0 +1,214 @@
+"""`hfvet policy ...`: validate, test, explain and diff trust policies. Mounted by app.cli.main."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from app.core.policy import LoadedPolicy, PolicyError, explain, load_policy
+from app.core.policy.cases import CaseResult, run_cases
+from app.core.policy.docs import render_policy_docs
+from app.core.policy.engine import Evaluation
+from app.core.policy.replay import Replay, policy_changes, read_report, replay, report_files
+from app.settings import policies_dir
+
+EXIT_FAILED = 1
+EXIT_ERROR = 2
+_VERDICT_STYLE = {"approve": "green", "review": "yellow", "reject": "bold red"}
+_STATUS_STYLE = {"fired": "bold", "error": "bold red", "waived": "magenta", "not-fired": "dim"}
+
+policy_app = typer.Typer(
+    help="Trust policies as code: check, test, explain a verdict, diff two policies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def out() -> Console:
+    # Made per call, so the width follows the terminal (or COLUMNS) of this invocation.
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _fail(exc: PolicyError) -> typer.Exit:
+    for issue in exc.issues:
+        Console(stderr=True, highlight=False).print(Text(f"error: {issue}", style="red"))
+    return typer.Exit(EXIT_ERROR)
+
+
+def _load(path: Path) -> LoadedPolicy:
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        raise _fail(exc) from exc
+
+
+@policy_app.command()
+def check(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Policy files (default: policies/*.yaml).")
+    ] = None,
+) -> None:
+    """Validate policy files; errors are printed as file:line (exit 2)."""
+    paths = files or sorted(policies_dir().glob("*.yaml"))
+    if not paths:
+        raise _fail(PolicyError.single(str(policies_dir()), None, "no policy files found"))
+    failed = False
+    for path in paths:
+        try:
+            policy = load_policy(path)
+        except PolicyError as exc:
+            failed = True
+            for issue in exc.issues:
+                out().print(Text(str(issue), style="red"))
+            continue
+        out().print(Text(f"ok  {path}  {policy.name}  sha256:{policy.sha256}"))
+    if failed:
+        raise typer.Exit(EXIT_ERROR)
+
+
+@policy_app.command("test")
+def test_cmd(
+    target: Annotated[
+        Path | None, typer.Argument(help="Case file or folder (default: policies/tests).")
+    ] = None,
+) -> None:
+    """Run policy fixture cases: input facts -> expected verdict and reason ids (exit 1 on failure)."""
+    target = target or policies_dir() / "tests"
+    if not target.exists():
+        raise _fail(PolicyError.single(str(target), None, "no such file or folder"))
+    results = run_cases(target)
+    if not results:
+        raise _fail(PolicyError.single(str(target), None, "no test cases found"))
+    for result in results:
+        _print_case(result, target)
+    failed = sum(1 for r in results if not r.passed)
+    out().print(f"{len(results) - failed} passed, {failed} failed")
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _print_case(result: CaseResult, target: Path) -> None:
+    name = result.path.relative_to(target) if target.is_dir() else result.path
+    if result.passed:
+        out().print(Text.assemble(("PASS ", "green"), f"{name}  {result.got}"))
+        return
+    out().print(Text.assemble(("FAIL ", "bold red"), str(name)))
+    out().print(Text(f"     expected {result.expected}\n     got      {result.got}"))
+
+
+@policy_app.command("explain")
+def explain_cmd(
+    report: Annotated[Path, typer.Argument(help="A stored report JSON (hfvet scan --format json).")],
+    policy: Annotated[Path | None, typer.Option("--policy", help="Re-evaluate under this policy.")] = None,
+) -> None:
+    """Which rules fired and why: the recorded reasons, or every rule's outcome under --policy."""
+    try:
+        stored = read_report(report)
+    except PolicyError as exc:
+        raise _fail(exc) from exc
+    if policy is None:
+        _print_recorded(stored.data)
+        return
+    loaded = _load(policy)
+    _print_evaluation(explain(loaded, stored.facts), loaded)
+    _print_recorded_line(stored.data)
+
+
+def _print_recorded(data: dict[str, Any]) -> None:
+    _print_recorded_line(data)
+    table = Table("rule", "decision", "message", title="recorded reasons")
+    for reason in data.get("reasons") or []:
+        decision = str(reason.get("decision"))
+        table.add_row(str(reason.get("rule")), Text(decision, _VERDICT_STYLE.get(decision, "")),
+                      str(reason.get("message")))
+    out().print(table)
+
+
+def _print_recorded_line(data: dict[str, Any]) -> None:
+    policy = data.get("policy") or {}
+    verdict = str(data.get("verdict"))
+    out().print(Text.assemble(
+        f"{data.get('repo') or '(no repo id)'}@{(data.get('revision') or '?')[:12]}  recorded: ",
+        (verdict, _VERDICT_STYLE.get(verdict, "")),
+        f"  under {policy.get('name')} sha256:{policy.get('sha256')}",
+    ))
+
+
+def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
+    lookalike = f", lookalike of {evaluation.lookalike_of}" if evaluation.lookalike_of else ""
+    out().print(Text(f"tier: {evaluation.tier}{lookalike}"))
+    table = Table("#", "rule", "status", "decision", "why", title=f"rules of {policy.name}")
+    for i, result in enumerate(evaluation.results, 1):
+        contributed = result.decision.value if result.decision else result.rule.decision
+        why = result.detail or result.rule.description
+        table.add_row(str(i), result.rule.id, Text(result.status, _STATUS_STYLE[result.status]),
+                      contributed, why)
+    out().print(table)
+    decision = evaluation.decision
+    for reason in decision.reasons:
+        if reason.rule in ("default", "waiver", "waiver-expired", "unsafe-policy"):
+            out().print(Text(f"{reason.rule}: {reason.message}"))
+    out().print(Text.assemble(
+        "verdict: ", (decision.verdict.value, _VERDICT_STYLE[decision.verdict.value]),
+        f"  under {policy.name} sha256:{policy.sha256}",
+    ))
+
+
+@policy_app.command()
+def diff(
+    old: Annotated[Path, typer.Argument(help="The current policy.")],
+    new: Annotated[Path, typer.Argument(help="The proposed policy.")],
+    reports: Annotated[
+        list[Path] | None, typer.Argument(help="Stored report JSON files or folders of them.")
+    ] = None,
+) -> None:
+    """Replay stored reports under OLD and NEW; list every verdict that changes and the rules why."""
+    old_policy, new_policy = _load(old), _load(new)
+    for note in policy_changes(old_policy, new_policy):
+        out().print(Text(f"policy: {note}"))
+    try:
+        stored = [read_report(p) for p in report_files(reports or [])]
+    except PolicyError as exc:
+        raise _fail(exc) from exc
+    results = replay(old_policy, new_policy, stored)
+    changed = [r for r in results if r.changed]
+    if changed:
+        out().print(_changes_table(changed))
+    out().print(f"{len(changed)} of {len(results)} verdict(s) change: "
+                  f"{old_policy.name} {old_policy.sha256[:12]} -> {new_policy.name} {new_policy.sha256[:12]}")
+
+
+def _changes_table(changed: list[Replay]) -> Table:
+    table = Table("report", "repo@revision", "old", "new", "rules responsible", title="changed verdicts")
+    for r in changed:
+        repo = r.report.facts.repo
+        where = f"{repo.id or '(no repo id)'}@{(repo.revision or '?')[:12]}"
+        old, new = r.old.verdict.value, r.new.verdict.value
+        table.add_row(Path(r.report.source).name, where, Text(old, _VERDICT_STYLE[old]),
+                      Text(new, _VERDICT_STYLE[new]), "\n".join(r.responsible()))
+    return table
+
+
+@policy_app.command()
+def docs(
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if policies/README.md is stale.")
+    ] = False,
+) -> None:
+    """Regenerate policies/README.md from the schema and the CEL variable table."""
+    path = policies_dir() / "README.md"
+    text = render_policy_docs()
+    if check_only:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            out().print(Text(f"{path} is stale: run `hfvet policy docs`", style="red"))
+            raise typer.Exit(EXIT_FAILED)
+        return
+    path.write_text(text, encoding="utf-8")
+    out().print(Text(f"wrote {path}"))

@@ -1,0 +1,1 @@
+"""Reading formats by content, bounded: detection, sniffing, blobs, streams and archive/header readers."""

@@ -1,0 +1,175 @@
+"""Walk zip and 7z archives member by member, reading only what a sniff needs.
+
+Zip: names come from the central directory and each member's local header is parsed by
+hand, both through ``zip_reader`` (so header tricks are reported, not crashed on); only a
+small compressed prefix is decompressed to sniff its magic bytes. Full content is produced only for
+members that are themselves archives, bounded by ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from app.core.findings import Severity
+from app.core.formats import zip_reader
+from app.core.formats.blobs import Blob, BytesBlob
+from app.core.formats.detect import detect_format, refine_zip
+from app.core.formats.streams import CorruptStream
+from app.core.limits import LimitExceeded
+
+SNIFF_BYTES = 1024  # enough for every executable header and a tar header
+NESTED_FORMATS = frozenset({"zip", "tar", "7z", "gzip", "bz2", "xz"})
+MALFORMED = "malformed-archive"
+UNREADABLE = "archive-unreadable-member"
+_CHUNK = 1 << 20
+_COMPRESSED_PREFIX = {0: SNIFF_BYTES, 8: 16 * 1024, 12: _CHUNK, 14: 16 * 1024}  # bz2 blocks are big
+
+
+class ArchiveError(Exception):
+    """The container itself cannot be walked any further."""
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    size: int  # declared uncompressed size
+    head: bytes  # first SNIFF_BYTES of the content (may be empty when unreadable)
+    content: Callable[[], Blob] | None = None  # full content, only for nested archives
+    python_path: bool = True  # False inside torch zips, whose code/*.py is TorchScript
+
+
+@dataclass(frozen=True)
+class Issue:
+    rule: str
+    severity: Severity
+    message: str
+    member: str | None = None
+
+
+Event = Member | Issue
+
+
+class _Decompressor(Protocol):
+    def decompress(self, data: bytes, max_length: int = -1, /) -> bytes: ...
+
+
+def is_nested_archive(head: bytes, size: int) -> bool:
+    return detect_format(head, size) in NESTED_FORMATS
+
+
+def zip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
+    try:
+        members = zip_reader.read_directory(blob)
+    except CorruptStream as exc:
+        raise ArchiveError(str(exc)) from exc
+    yield from _duplicate_names([m.name for m in members])
+    torch_layout = refine_zip([m.name for m in members]) == "pytorch-zip"
+    for member in members:
+        if member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name)):
+            continue
+        for event in _zip_member(blob, member, max_bytes):
+            yield replace(event, python_path=False) if torch_layout and isinstance(event, Member) else event
+
+
+def _duplicate_names(names: list[str]) -> Iterator[Issue]:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            yield Issue(MALFORMED, Severity.HIGH, "duplicate member name: tools disagree on which "
+                        "entry is used", name)
+        seen.add(name)
+
+
+def _zip_member(blob: Blob, member: zip_reader.ZipMember, max_bytes: int) -> Iterator[Event]:
+    name = member.name
+    try:
+        header = zip_reader.local_header(blob, member)
+    except CorruptStream as exc:
+        yield Issue(MALFORMED, Severity.HIGH, str(exc), name)
+        yield Member(name, member.size, b"")
+        return
+    local_name = zip_reader.local_name(blob, header)
+    if local_name != member.raw_name:
+        yield Issue(MALFORMED, Severity.HIGH, f"local header names {local_name!r} but the central "
+                    f"directory names {member.raw_name!r}", name)
+    if member.flags & zip_reader.ENCRYPTED:
+        yield Issue(UNREADABLE, Severity.HIGH, "encrypted flag set: the content cannot be vetted "
+                    "(some loaders ignore the flag)", name)
+    method = member.method
+    if method not in _COMPRESSED_PREFIX:
+        yield Issue(UNREADABLE, Severity.HIGH, f"unsupported compression method {method}", name)
+        yield Member(name, member.size, b"")
+        return
+    compressed = blob.read(header.data_offset, min(member.compressed_size, _COMPRESSED_PREFIX[method]))
+    try:
+        head = _decompress(method, compressed, SNIFF_BYTES)
+    except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, struct.error) as exc:
+        yield Issue(MALFORMED, Severity.HIGH, f"member data does not decompress: {exc}", name)
+        yield Member(name, member.size, b"")
+        return
+    content = None
+    if is_nested_archive(head, member.size):
+        window = zip_reader.raw_blob(blob, member, start=header.data_offset)
+        content = _content_loader(window, method, max_bytes)
+    yield Member(name, member.size, head, content)
+
+
+def _decompress(method: int, data: bytes, limit: int) -> bytes:
+    decompressor, skip = _decompressor(method, data)
+    if decompressor is None:
+        return data[:limit]
+    return decompressor.decompress(data[skip:], limit)
+
+
+def _decompressor(method: int, first: bytes) -> tuple[_Decompressor | None, int]:
+    if method == zipfile.ZIP_DEFLATED:
+        return zlib.decompressobj(-15), 0
+    if method == zipfile.ZIP_BZIP2:
+        return bz2.BZ2Decompressor(), 0
+    if method == zipfile.ZIP_LZMA:
+        return _zip_lzma(first)
+    return None, 0
+
+
+def _zip_lzma(first: bytes) -> tuple[_Decompressor, int]:
+    # Zip's LZMA: version (2), properties size (2), LZMA1 properties, raw stream.
+    (props_size,) = struct.unpack_from("<H", first, 2)
+    props = first[4 : 4 + props_size]
+    if len(props) < 5:
+        raise ValueError("truncated LZMA properties")
+    lc_lp_pb, dict_size = props[0], int.from_bytes(props[1:5], "little")
+    lc, rest = lc_lp_pb % 9, lc_lp_pb // 9
+    filters = [{"id": lzma.FILTER_LZMA1, "dict_size": dict_size, "lc": lc, "lp": rest % 5, "pb": rest // 5}]
+    return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=filters), 4 + props_size
+
+
+def _content_loader(window: Blob, method: int, max_bytes: int) -> Callable[[], Blob]:
+    def load() -> Blob:
+        if method == zipfile.ZIP_STORED:
+            return window  # no copy: nested reads go straight to the outer file
+        return BytesBlob(inflate(window, method, max_bytes))
+
+    return load
+
+
+def inflate(window: Blob, method: int, max_bytes: int) -> bytes:
+    """The whole decompressed member, refusing to grow past ``max_bytes``."""
+    decompressor, skip = _decompressor(method, window.read(0, 64))
+    if decompressor is None:
+        return window.read(0, window.size)
+    out = bytearray()
+    offset = skip
+    while offset < window.size:
+        chunk = window.read(offset, _CHUNK)
+        offset += len(chunk)
+        out += decompressor.decompress(chunk, max_bytes - len(out) + 1)
+        if len(out) > max_bytes:
+            raise LimitExceeded(f"member decompresses to more than {max_bytes} bytes")
+    return bytes(out)

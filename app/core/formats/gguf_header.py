@@ -1,0 +1,208 @@
+"""A bounded GGUF header reader: magic, version, counts, metadata KVs and tensor infos.
+
+It reads through a blob front to back and never maps the file. Large arrays (token
+lists) are skipped element by element; only a few keys are kept (chat templates and
+identity facts). Every count and length is checked against the bytes left in the file,
+so a hostile header fails with ``MalformedGGUF`` instead of exhausting memory.
+Type ids and quant block sizes come from the ``gguf`` package.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+from dataclasses import dataclass, field
+
+from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGUFValueType
+
+from app.core.formats.blobs import Blob, open_blob
+
+MAX_KEY_BYTES = 64 * 1024
+MAX_NAME_BYTES = 64 * 1024
+MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_ARRAY_DEPTH = 2
+TEMPLATE_KEY = "tokenizer.chat_template"
+_KEPT_FACTS = {"general.architecture", "general.name", "general.alignment", "general.file_type"}
+_SCALARS: dict[int, str] = {
+    GGUFValueType.UINT8: "B", GGUFValueType.INT8: "b", GGUFValueType.UINT16: "H", GGUFValueType.INT16: "h",
+    GGUFValueType.UINT32: "I", GGUFValueType.INT32: "i", GGUFValueType.FLOAT32: "f", GGUFValueType.BOOL: "?",
+    GGUFValueType.UINT64: "Q", GGUFValueType.INT64: "q", GGUFValueType.FLOAT64: "d",
+}
+
+
+class MalformedGGUF(Exception):
+    """The header breaks the GGUF format in a way a loader would choke on."""
+
+
+class TooLong(Exception):
+    """A kept string is longer than the caller allows."""
+
+
+@dataclass
+class GGUFHeader:
+    version: int
+    byte_order: str  # "little" or "big"
+    tensor_count: int
+    kv_count: int
+    templates: dict[str, str] = field(default_factory=dict)  # GGUF key -> Jinja source
+    facts: dict[str, int | float | bool | str] = field(default_factory=dict)
+    unknown_tensor_types: set[int] = field(default_factory=set)
+
+
+class _Reader:
+    def __init__(self, blob: Blob, order: str) -> None:
+        self._fh = open_blob(blob)
+        self._size = blob.size
+        self.order = order
+
+    @property
+    def pos(self) -> int:
+        return self._fh.tell()
+
+    @property
+    def left(self) -> int:
+        return self._size - self.pos
+
+    def take(self, n: int, what: str) -> bytes:
+        if n > self.left:
+            raise MalformedGGUF(f"{what} at offset {self.pos} needs {n} bytes, only {self.left} left")
+        return self._fh.read(n)
+
+    def skip(self, n: int, what: str) -> None:
+        if n > self.left:
+            raise MalformedGGUF(f"{what} at offset {self.pos} claims {n} bytes, only {self.left} left")
+        self._fh.seek(n, io.SEEK_CUR)
+
+    def scalar(self, code: str, what: str) -> int | float | bool:
+        raw = self.take(struct.calcsize(code), what)
+        value: int | float | bool = struct.unpack(self.order + code, raw)[0]
+        return value
+
+    def count(self, what: str) -> int:
+        return int(self.scalar("Q", what))
+
+    def string(self, limit: int, what: str, too_long: type[Exception] = MalformedGGUF) -> str:
+        length = self.count(f"{what} length")
+        if length > limit:
+            raise too_long(f"{what} is {length} bytes (limit {limit})")
+        return self.take(length, what).decode("utf-8", errors="replace")
+
+    def short_string(self, limit: int, what: str) -> str | None:
+        """The string when it is at most ``limit`` bytes; otherwise skipped and None."""
+        length = self.count(f"{what} length")
+        if length > limit:
+            self.skip(length, what)
+            return None
+        return self.take(length, what).decode("utf-8", errors="replace")
+
+
+def read_gguf(blob: Blob, max_string: int) -> GGUFHeader:
+    head = blob.read(0, 24)
+    if len(head) < 24 or head[:4] != b"GGUF":
+        raise MalformedGGUF("file is too short for a GGUF header")
+    order = "<" if head[4:6] != b"\x00\x00" else ">"  # big-endian files store the version swapped
+    (version,) = struct.unpack_from(order + "I", head, 4)
+    if version not in (2, 3):
+        raise MalformedGGUF(f"unsupported GGUF version {version}")
+    reader = _Reader(blob, order)
+    reader.skip(8, "header")
+    tensor_count, kv_count = reader.count("tensor count"), reader.count("metadata count")
+    # Every KV needs >= 13 bytes and every tensor info >= 24: counts past that are lies.
+    if kv_count * 13 + tensor_count * 24 > reader.left:
+        raise MalformedGGUF(f"{kv_count} metadata entries and {tensor_count} tensors cannot fit in the file")
+    header = GGUFHeader(version, "little" if order == "<" else "big", tensor_count, kv_count)
+    _read_metadata(reader, header, max_string)
+    _read_tensor_infos(reader, header)
+    return header
+
+
+def _read_metadata(reader: _Reader, header: GGUFHeader, max_string: int) -> None:
+    seen: set[str] = set()
+    for _ in range(header.kv_count):
+        key = reader.string(MAX_KEY_BYTES, "metadata key")
+        if key in seen:
+            raise MalformedGGUF(f"duplicate metadata key {key!r}")
+        seen.add(key)
+        vtype = int(reader.scalar("I", f"type of {key!r}"))
+        if key == TEMPLATE_KEY or key.startswith(TEMPLATE_KEY + "."):
+            if vtype != GGUFValueType.STRING:
+                raise MalformedGGUF(f"{key!r} has value type {vtype}, not string")
+            header.templates[key] = reader.string(max_string, key, too_long=TooLong)
+        elif key in _KEPT_FACTS and vtype in _SCALARS:
+            header.facts[key] = reader.scalar(_SCALARS[vtype], key)
+        elif key in _KEPT_FACTS and vtype == GGUFValueType.STRING:
+            value = reader.short_string(1024, key)
+            if value is not None:
+                header.facts[key] = value
+        else:
+            _skip_value(reader, vtype, key, depth=0)
+
+
+def _skip_value(reader: _Reader, vtype: int, key: str, depth: int) -> None:
+    if vtype in _SCALARS:
+        reader.skip(struct.calcsize(_SCALARS[vtype]), key)
+    elif vtype == GGUFValueType.STRING:
+        reader.skip(reader.count(f"{key!r} length"), key)
+    elif vtype == GGUFValueType.ARRAY:
+        _skip_array(reader, key, depth)
+    else:
+        raise MalformedGGUF(f"{key!r} has unknown value type {vtype}")
+
+
+def _skip_array(reader: _Reader, key: str, depth: int) -> None:
+    if depth >= MAX_ARRAY_DEPTH:
+        raise MalformedGGUF(f"{key!r} nests arrays deeper than {MAX_ARRAY_DEPTH}")
+    etype = int(reader.scalar("I", f"element type of {key!r}"))
+    count = reader.count(f"{key!r} element count")
+    if etype in _SCALARS:
+        reader.skip(count * struct.calcsize(_SCALARS[etype]), f"array {key!r}")
+        return
+    if count * 8 > reader.left:  # strings and arrays need >= 8 bytes each
+        raise MalformedGGUF(f"array {key!r} claims {count} elements, more than the file holds")
+    for _ in range(count):
+        _skip_value(reader, etype, key, depth + 1)
+
+
+def _read_tensor_infos(reader: _Reader, header: GGUFHeader) -> None:
+    alignment = header.facts.get("general.alignment", GGUF_DEFAULT_ALIGNMENT)
+    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+        raise MalformedGGUF(f"general.alignment {alignment} is not a power of two")
+    names: set[str] = set()
+    expected: int | None = 0  # loaders require tensors packed in order, each padded to the alignment
+    needed = 0  # bytes of tensor data the loader will map
+    for _ in range(header.tensor_count):
+        name = reader.string(MAX_NAME_BYTES, "tensor name")
+        if name in names:
+            raise MalformedGGUF(f"duplicate tensor name {name!r}")
+        names.add(name)
+        n_dims = int(reader.scalar("I", f"dims of {name!r}"))
+        if n_dims > MAX_DIMS:
+            raise MalformedGGUF(f"tensor {name!r} has {n_dims} dimensions (max {MAX_DIMS})")
+        dims = [reader.count(f"shape of {name!r}") for _ in range(n_dims)]
+        ggml_type, offset = int(reader.scalar("I", f"type of {name!r}")), reader.count(f"offset of {name!r}")
+        if expected is not None and offset != expected:
+            raise MalformedGGUF(f"tensor {name!r} at data offset {offset}, expected {expected}")
+        size = _tensor_bytes(name, dims, ggml_type, header)
+        if size is None or expected is None:
+            expected = None
+            continue
+        needed = max(needed, offset + size)
+        expected += -(-size // alignment) * alignment
+    data_start = -(-reader.pos // alignment) * alignment
+    header.facts["data_offset"] = data_start
+    if data_start + needed > reader.pos + reader.left:
+        raise MalformedGGUF(f"tensor data ends at {data_start + needed}, past the end of the file")
+
+
+def _tensor_bytes(name: str, dims: list[int], ggml_type: int, header: GGUFHeader) -> int | None:
+    if ggml_type not in GGML_QUANT_SIZES:
+        header.unknown_tensor_types.add(ggml_type)  # newer than our gguf package: size unknown
+        return None
+    block, type_size = GGML_QUANT_SIZES[ggml_type]  # type: ignore[index]
+    if dims and dims[0] % block:
+        raise MalformedGGUF(f"tensor {name!r} row of {dims[0]} is not a multiple of the block size {block}")
+    elements = math.prod(dims)
+    if elements >= 1 << 63:
+        raise MalformedGGUF(f"tensor {name!r} has {elements} elements")
+    return int(elements // block * type_size)

@@ -1,0 +1,69 @@
+"""Parse a ``.npy`` header by hand (never numpy.load) to learn whether a pickle follows.
+
+numpy.load unpickles the array body when the dtype holds Python objects (``'O'`` anywhere,
+including inside structured dtypes). Any other array is raw bytes and is never read.
+"""
+
+from __future__ import annotations
+
+import ast
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+from numpy.lib import format as npformat
+
+from app.core.formats.streams import CorruptStream
+from app.core.limits import LimitExceeded
+
+MAGIC = b"\x93NUMPY"
+MAX_HEADER = 1 << 20  # numpy's own default cap is 10 000 bytes
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    version: tuple[int, int]
+    descr: object
+    has_object: bool
+
+
+def read_header(stream: BinaryIO) -> NpyHeader:
+    """Consume magic + header; the stream is left at the array body."""
+    prefix = _exact(stream, 8)
+    if prefix[:6] != MAGIC:
+        raise CorruptStream("not a .npy file (bad magic)")
+    version = (prefix[6], prefix[7])
+    size_format = {1: "<H", 2: "<I", 3: "<I"}.get(version[0])
+    if size_format is None:
+        raise CorruptStream(f"unknown .npy format version {version}")
+    (length,) = struct.unpack(size_format, _exact(stream, struct.calcsize(size_format)))
+    if length > MAX_HEADER:
+        raise LimitExceeded(f".npy header of {length} bytes")
+    raw = _exact(stream, length)
+    header = _literal(raw.decode("utf-8" if version[0] == 3 else "latin-1", "replace"))
+    if not isinstance(header, dict) or "descr" not in header:
+        raise CorruptStream(".npy header is not a dict with 'descr'")
+    return NpyHeader(version, header["descr"], _has_object(header["descr"]))
+
+
+def _literal(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise CorruptStream(f"unparseable .npy header: {type(exc).__name__}") from None
+
+
+def _has_object(descr: object) -> bool:
+    try:
+        dtype = npformat.descr_to_dtype(descr)  # type: ignore[arg-type]  # also takes str/tuple
+    except Exception as exc:  # noqa: BLE001 - numpy's dtype parser raises many types on hostile text
+        raise CorruptStream(f"unparseable .npy dtype {descr!r:.80}: {type(exc).__name__}") from None
+    return bool(isinstance(dtype, np.dtype) and dtype.hasobject)
+
+
+def _exact(stream: BinaryIO, n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise CorruptStream("truncated .npy header")
+    return data

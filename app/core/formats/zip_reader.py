@@ -1,0 +1,104 @@
+"""hfvet's one reader of zip archives, reading them the way PyTorch's loader does.
+
+``zipfile`` only parses the central directory. Member data is then located from the
+local header's name/extra lengths and read directly, so CRC errors, the encrypted-flag bit
+and a local file name that differs from the central directory are all ignored, exactly
+as torch.load (miniz) ignores them. Only the bytes of members we look at are read.
+Callers that must report such tricks (the binary scanner) get the raw facts here too.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import zipfile
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from app.core.formats.blobs import Blob, SliceBlob, open_blob
+from app.core.formats.streams import CorruptStream, decompressed
+
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+_LOCAL_SIG = b"PK\x03\x04"
+_UTF8_NAME = 0x800
+STORED, DEFLATED = 0, 8
+ENCRYPTED = 0x1
+# <top>/data/<n> records of a torch zip hold raw storage bytes: torch never unpickles them.
+TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")
+
+
+@dataclass(frozen=True)
+class ZipMember:
+    name: str
+    header_offset: int
+    method: int
+    compressed_size: int
+    size: int
+    is_dir: bool
+    raw_name: str  # as the central directory spells it, before zipfile's clean-up of ``name``
+    flags: int
+
+
+@dataclass(frozen=True)
+class LocalHeader:
+    flags: int
+    name_offset: int
+    name_length: int
+    data_offset: int
+
+
+def read_directory(blob: Blob) -> list[ZipMember]:
+    """Every central-directory entry, duplicates included (each is scanned)."""
+    try:
+        with zipfile.ZipFile(open_blob(blob)) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, NotImplementedError,
+            IndexError, OverflowError, KeyError) as exc:
+        raise CorruptStream(f"unreadable zip central directory: {type(exc).__name__}: {exc}") from None
+    return [
+        ZipMember(i.filename, i.header_offset, i.compress_type, i.compress_size, i.file_size,
+                  i.filename.endswith("/"), i.orig_filename, i.flag_bits)
+        for i in infos
+    ]
+
+
+def is_torch_storage(name: str) -> bool:
+    return TORCH_STORAGE.search(name) is not None
+
+
+def local_header(blob: Blob, member: ZipMember) -> LocalHeader:
+    header = blob.read(member.header_offset, _LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIG:
+        raise CorruptStream(f"bad local header for {member.name!r} at offset {member.header_offset}")
+    fields = _LOCAL_HEADER.unpack(header)
+    flags, name_len, extra_len = int(fields[3]), int(fields[-2]), int(fields[-1])
+    name_offset = member.header_offset + _LOCAL_HEADER.size
+    return LocalHeader(flags, name_offset, name_len, name_offset + name_len + extra_len)
+
+
+def local_name(blob: Blob, header: LocalHeader) -> str:
+    """The name the local header gives (loaders that walk local headers use this one)."""
+    raw = blob.read(header.name_offset, header.name_length)
+    return raw.decode("utf-8" if header.flags & _UTF8_NAME else "cp437", errors="replace")
+
+
+def data_offset(blob: Blob, member: ZipMember) -> int:
+    return local_header(blob, member).data_offset
+
+
+def raw_blob(blob: Blob, member: ZipMember, start: int | None = None) -> Blob:
+    """The member's compressed bytes as a window of the archive (no copy).
+
+    ``start``: the data offset when the caller has already parsed the local header.
+    """
+    return SliceBlob(blob, data_offset(blob, member) if start is None else start, member.compressed_size)
+
+
+def open_member(blob: Blob, member: ZipMember, limit: int) -> BinaryIO:
+    """The member's content as a stream: seekable when stored, inflated lazily otherwise."""
+    window = raw_blob(blob, member)
+    if member.method == STORED:
+        return open_blob(window)
+    if member.method == DEFLATED:
+        return decompressed(open_blob(window), "deflate", limit)
+    raise CorruptStream(f"member {member.name!r} uses compression method {member.method}")

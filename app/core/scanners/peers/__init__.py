@@ -1,0 +1,1 @@
+"""Running the corroborating peer scanners (picklescan, modelscan) on hfvet's byte ranges."""

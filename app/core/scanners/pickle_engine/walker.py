@@ -1,0 +1,238 @@
+"""Walk a file the way model loaders read it, and analyse every pickle they would run.
+
+Containers (PyTorch zip, npz, zip, 7z, tar, gzip/bz2/xz/zlib) are opened lazily through
+the blob; each member is sniffed by content, and pickles, legacy torch streams, ``.npy``
+object arrays and nested containers are followed down to ``limits.max_nesting``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from app.core.findings import FindingSink, Severity
+from app.core.formats import numpy_format, sevenzip, zip_reader
+from app.core.formats.blobs import Blob, BytesBlob, open_blob
+from app.core.formats.detect import HEAD_BYTES, detect_format, refine_zip
+from app.core.formats.streams import CorruptStream, decompressed, head_of
+from app.core.formats.zip_reader import ZipMember
+from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
+from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
+
+RULE_UNREADABLE = "container-unreadable"
+LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys
+ZIP_FORMATS = frozenset({"zip", "pytorch-zip", "numpy-npz", "keras", "wheel"})
+COMPRESSED = frozenset({"gzip", "bz2", "xz", "zlib"})
+UNSUPPORTED_COMPRESSION = frozenset({"zstd", "lz4"})  # joblib can write lz4; no decompressor here
+# Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
+# than the sniff window looks like text. Walked leniently (see analyze_pickles).
+LENIENT = frozenset({"text", "unknown"})
+_BLOB_FORMATS = ZIP_FORMATS | {"7z"}
+_STREAM_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "tar"}) | COMPRESSED | LENIENT
+_PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
+# torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One archive member, opened on demand."""
+
+    name: str
+    size: int
+    open_stream: Callable[[], BinaryIO]
+    reopenable: bool
+    open_blob: Callable[[], Blob] | None = None
+
+
+class ContainerWalker:
+    def __init__(self, sink: FindingSink, limits: Limits) -> None:
+        self.sink = sink
+        self.limits = limits
+
+    def scan(self, blob: Blob, fmt: str) -> None:
+        """Walk a top-level file of the sniffed format ``fmt``."""
+        self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
+
+    # -- dispatch
+    def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
+        if fmt in ZIP_FORMATS:
+            self._zip(blob, member, depth)
+        elif fmt == "7z":
+            self._sevenzip(blob, member, depth)
+        else:
+            self._walk_stream(open_blob(blob), fmt, member, depth)
+
+    def _walk_stream(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
+        if fmt == "pickle":
+            self._pickles(stream, member, None)
+        elif fmt == "torch-legacy":
+            self._pickles(stream, member, LEGACY_TORCH_PICKLES)
+        elif fmt == "numpy":
+            self._npy(stream, member)
+        elif fmt == "tar":
+            self._tar(stream, member, depth)
+        elif fmt in LENIENT:
+            analyze_pickles(stream, self.sink, self.limits, member=member, lenient=True)
+        elif fmt in COMPRESSED:
+            self._compressed(stream, fmt, member, depth)
+        elif fmt in _BLOB_FORMATS:
+            self._walk_blob(self._materialize(stream), fmt, member, depth)
+
+    def _entry(self, entry: Entry, depth: int) -> None:
+        stream = entry.open_stream()
+        head = head_of(stream, HEAD_BYTES)
+        fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
+        if _PICKLE_NAME.search(entry.name) and fmt != "torch-legacy":
+            fmt = "pickle"  # the loader unpickles it whatever it looks like
+        if fmt in UNSUPPORTED_COMPRESSION:
+            raise CorruptStream(f"{fmt}-compressed member: hfvet cannot decompress it, so it was not vetted")
+        if fmt not in _BLOB_FORMATS and fmt not in _STREAM_FORMATS:
+            return  # safetensors, gguf, executables...: nothing a pickle loader runs
+        member = entry.name or None
+        if fmt in _BLOB_FORMATS or fmt in ("tar", *COMPRESSED):
+            self._check_depth(depth)
+        stream = entry.open_stream() if entry.reopenable else _replay(head, stream)
+        if fmt in _BLOB_FORMATS:
+            blob = entry.open_blob() if entry.open_blob else self._materialize(stream)
+            self._walk_blob(blob, fmt, member, depth + 1)
+        else:
+            self._walk_stream(stream, fmt, member, depth + 1)
+
+    # -- formats
+    def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
+        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles)
+
+    def _npy(self, stream: BinaryIO, member: str | None) -> None:
+        header = numpy_format.read_header(stream)
+        if header.has_object:  # an allow_pickle load would unpickle the body
+            self._pickles(stream, member, None)
+
+    def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
+        payload = decompressed(stream, fmt, self.limits.max_decompressed_bytes)
+        try:
+            head = head_of(payload, HEAD_BYTES)
+        except CorruptStream as exc:
+            if fmt != "zlib":
+                raise
+            # "zlib" is sniffed from two bytes only; data that does not inflate is no loader's input.
+            self.sink.add(RULE_UNREADABLE, Severity.LOW, f"looks like zlib data but does not inflate: {exc}",
+                          member=member, evidence=str(exc)[:300])
+            return
+        entry = Entry(member or "", -1, lambda: _replay(head, payload), reopenable=False)
+        self._entry(entry, depth)
+
+    def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
+        members = self._capped(zip_reader.read_directory(blob), member)
+        is_torch = refine_zip([m.name for m in members]) == "pytorch-zip"
+        limit = self.limits.max_decompressed_bytes
+        for m in members:
+            if m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)):
+                continue
+            entry = Entry(
+                _child(member, m.name), m.size,
+                    open_stream=lambda m=m: zip_reader.open_member(blob, m, limit),  # type: ignore[misc]
+                reopenable=True,
+                open_blob=_stored_window(blob, m),
+            )
+            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+
+    def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
+        files = sevenzip.extract_members(
+            open_blob(blob), self.limits.max_archive_members, self.limits.max_decompressed_bytes
+        )
+        for name, data in files.items():
+            entry = Entry(_child(member, name), len(data), lambda d=data: io.BytesIO(d),  # type: ignore[misc]
+                          reopenable=True, open_blob=lambda d=data: BytesBlob(d))  # type: ignore[misc]
+            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+
+    def _tar(self, stream: BinaryIO, member: str | None, depth: int) -> None:
+        try:
+            # ignore_zeros: read past a bad header block the way GNU tar does ("Skipping to next
+            # header"), or members after it would be extracted by tar but never vetted here.
+            archive = tarfile.open(fileobj=stream, mode="r|", ignore_zeros=True)  # noqa: SIM115 - stream owns it
+            count = 0
+            for info in archive:
+                if not info.isfile():
+                    continue
+                count += 1
+                if count > self.limits.max_archive_members:
+                    raise LimitExceeded(f"tar archive with over {self.limits.max_archive_members} members")
+                handle = archive.extractfile(info)
+                if handle is not None:
+                    entry = Entry(_child(member, info.name), info.size, lambda h=handle: h, reopenable=False)  # type: ignore[misc]
+                    self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+        except (tarfile.TarError, EOFError) as exc:
+            raise CorruptStream(f"unreadable tar archive: {exc}") from None
+
+    # -- helpers
+    def _capped(self, members: list[ZipMember], member: str | None) -> list[ZipMember]:
+        cap = self.limits.max_archive_members
+        if len(members) > cap:
+            self._limit(member, f"archive with {len(members)} members; only the first {cap} were scanned")
+            return members[:cap]
+        return members
+
+    def _check_depth(self, depth: int) -> None:
+        if depth >= self.limits.max_nesting:
+            raise LimitExceeded(f"containers nested more than {self.limits.max_nesting} deep")
+
+    def _materialize(self, stream: BinaryIO) -> Blob:
+        cap = self.limits.max_decompressed_bytes
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise LimitExceeded(f"nested archive larger than {cap} bytes")
+        return BytesBlob(data)
+
+    def _guarded(self, member: str | None, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except ReadBudgetExceeded:
+            raise  # the file's read budget ends the whole scan; the scanner reports it once
+        except CorruptStream as exc:
+            self.sink.add(RULE_UNREADABLE, Severity.HIGH,
+                          f"container could not be read as a loader would read it: {exc}",
+                          member=member, evidence=str(exc)[:300])
+        except LimitExceeded as exc:
+            self._limit(member, str(exc))
+
+    def _limit(self, member: str | None, detail: str) -> None:
+        self.sink.add(RULE_LIMIT, Severity.HIGH, f"scan limit reached: {detail}; the rest was not vetted",
+                      member=member, evidence=detail[:300])
+
+
+def _stored_window(blob: Blob, member: zip_reader.ZipMember) -> Callable[[], Blob] | None:
+    if member.method != zip_reader.STORED:
+        return None
+    return lambda: zip_reader.raw_blob(blob, member)
+
+
+def _child(member: str | None, name: str) -> str:
+    return name if member is None else f"{member}!{name}"
+
+
+def _replay(head: bytes, rest: BinaryIO) -> BinaryIO:
+    """A stream that yields the sniffed head again, then the remainder."""
+    return io.BufferedReader(_Replay(head, rest))
+
+
+class _Replay(io.RawIOBase):
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

@@ -1,0 +1,1 @@
+"""Rules over text: lines, shell commands, URLs and upstream owners, Jinja templates."""

@@ -1,0 +1,1 @@
+"""Use cases shared by the CLI, the API and the job workers."""

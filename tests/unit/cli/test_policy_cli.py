@@ -1,0 +1,138 @@
+"""`hfvet policy ...` commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli.policy import policy_app
+from app.core.policy.docs import render_policy_docs
+from tests.unit.core.policy.helpers import MINIMAL, POLICIES, REV, write
+
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> Any:
+    return runner.invoke(policy_app, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def test_check_validates_every_committed_policy() -> None:
+    result = run("check", *sorted(POLICIES.glob("*.yaml")))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("ok  ") == len(list(POLICIES.glob("*.yaml")))
+
+
+def test_check_reports_file_and_line_and_exits_2(tmp_path: Path) -> None:
+    bad = write(tmp_path, MINIMAL.replace("    decision: reject\n", "    decision: reject\n    sevrity: x\n"))
+    result = run("check", bad)
+    assert result.exit_code == 2
+    assert f"{bad}:10: rules[0].sevrity: unknown key 'sevrity'" in result.output
+
+
+def test_test_runs_the_committed_cases() -> None:
+    result = run("test", POLICIES / "tests")
+    assert result.exit_code == 0, result.output
+    assert "PASS default/01-vendor-clean-weights.yaml" in result.output
+    assert " 0 failed" in result.output
+
+
+def test_test_exits_1_on_a_failing_case(tmp_path: Path) -> None:
+    (tmp_path / "mini.yaml").write_text(MINIMAL)
+    case = tmp_path / "tests" / "mini" / "wrong.yaml"
+    case.parent.mkdir(parents=True)
+    case.write_text("description: wrong on purpose\ninput: {repo: {id: nvidia/x}}\n"
+                    "expect: {verdict: reject, rules: [critical]}\n")
+    result = run("test", tmp_path / "tests")
+    assert result.exit_code == 1
+    assert "FAIL mini/wrong.yaml" in result.output
+    assert "got      approve [vendor-clean]" in result.output
+    assert "0 passed, 1 failed" in result.output
+
+
+def report(repo: str | None, findings: list[dict[str, Any]], files: list[dict[str, Any]]) -> dict[str, Any]:
+    """A synthetic stored report (DESIGN §6.2 shape), as the interim policy recorded it."""
+    return {
+        "repo": repo, "revision": REV, "verdict": "review",
+        "reasons": [{"rule": "medium", "decision": "review", "message": "1 medium finding(s)"}],
+        "policy": {"name": "interim-severity", "sha256": None},
+        "findings": [{"path": f["path"], "member": None, "scanner": "t", "rule": f["rule"],
+                      "severity": f["severity"], "message": f["rule"], "evidence": None} for f in findings],
+        "files": [{"path": f["path"], "size": 1, "sha256": None, "blob_id": None, "format": f["format"],
+                   "scanned": True} for f in files],
+        "stats": {"files": len(files), "repo_bytes": 1, "bytes_read": 1, "seconds": 0.1},
+        "scanners": {},
+    }
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> Path:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    safetensors = [{"path": "model.safetensors", "format": "safetensors"}]
+    pickled = [{"path": "pytorch_model.bin", "format": "pytorch-zip"}]
+    stored = {
+        "vendor-safetensors": report("nvidia/a", [], safetensors),          # approve under both
+        "vendor-pickle": report("nvidia/b", [], pickled),                    # approve -> reject
+        "third-party-unknown-global": report(                               # review -> review
+            "canada-quant/c", [{"path": "pytorch_model.bin", "rule": "pickle-unknown-global",
+                                "severity": "medium"}], safetensors),
+    }
+    for name, data in stored.items():
+        (folder / f"{name}.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_diff_default_vs_strict_lists_changed_verdicts(reports: Path) -> None:
+    result = run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", reports)
+    assert result.exit_code == 0, result.output
+    assert "1 of 3 verdict(s) change" in result.output
+    assert "vendor-pickle.json" in result.output and "nvidia/b@" in result.output
+    assert "+pickle-weights (reject)" in result.output
+    assert "-vendor-official-clean (approve)" in result.output
+    assert "vendor-safetensors.json" not in result.output
+
+
+def test_diff_rejects_a_file_that_is_not_a_report(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"hello": 1}')
+    result = run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", junk)
+    assert result.exit_code == 2
+    assert "not a hfvet report" in result.output
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"reasons": 5}, "malformed report"),             # used to crash `explain` with a traceback
+    ({"reasons": [1]}, "malformed report"),
+    ({"policy": "default"}, "malformed report"),
+    ({"files": [{"path": "model.bin", "format": "pickle"}]}, "without `scanned`"),  # not assumed scanned
+    ({"files": [3]}, "without `scanned`"),
+])
+def test_malformed_report_is_a_clear_error_exit_2(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report("nvidia/a", [], []) | change))
+    for args in (("explain", bad), ("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", bad)):
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_explain_shows_recorded_reasons_or_reevaluates(reports: Path) -> None:
+    stored = reports / "vendor-pickle.json"
+    recorded = run("explain", stored)
+    assert recorded.exit_code == 0
+    assert "recorded: review" in recorded.output and "interim-severity" in recorded.output
+    replayed = run("explain", stored, "--policy", POLICIES / "strict.yaml")
+    assert replayed.exit_code == 0, replayed.output
+    assert "tier: vendor-official" in replayed.output
+    assert "pickle-weights" in replayed.output and "fired" in replayed.output
+    assert "verdict: reject  under strict" in replayed.output
+
+
+def test_committed_readme_is_generated() -> None:
+    committed = (POLICIES / "README.md").read_text(encoding="utf-8")
+    assert committed == render_policy_docs(), "policies/README.md is stale: run `hfvet policy docs`"

