@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from app.core.findings import Finding, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
-from app.core.formats.detect import HEAD_BYTES, detect_format
+from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
@@ -100,7 +100,7 @@ def scan_file(
 
 
 def _no_scanner(entry: ManifestFile) -> FileResult:
-    if entry.format == "empty":
+    if entry.format == Format.EMPTY:
         return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
     finding = Finding(entry.path, "pipeline", "unscanned", Severity.MEDIUM,
                       f"no scanner handles format {entry.format!r}; the file was not vetted")
@@ -130,7 +130,7 @@ def _run(scanner: Scanner, ctx: ScanContext) -> ScanOutcome:
 def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
     finding = Finding(file.path, "pipeline", "read-error", Severity.HIGH,
                       f"could not read the file: {type(exc).__name__}: {exc}")
-    return FileResult(_file_report(file.with_format("unreadable"), False), [finding])
+    return FileResult(_file_report(file.with_format(Format.UNREADABLE), False), [finding])
 
 
 def _file_report(entry: ManifestFile, scanned: bool) -> FileReport:

@@ -20,12 +20,11 @@ from typing import Protocol
 from app.core.findings import Severity
 from app.core.formats import zip_reader
 from app.core.formats.blobs import Blob, BytesBlob
-from app.core.formats.detect import detect_format, refine_zip
+from app.core.formats.detect import NESTED_ARCHIVES, Format, detect_format, refine_zip
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded
 
 SNIFF_BYTES = 1024  # enough for every executable header and a tar header
-NESTED_FORMATS = frozenset({"zip", "tar", "7z", "gzip", "bz2", "xz"})
 MALFORMED = "malformed-archive"
 UNREADABLE = "archive-unreadable-member"
 _CHUNK = 1 << 20
@@ -61,7 +60,7 @@ class _Decompressor(Protocol):
 
 
 def is_nested_archive(head: bytes, size: int) -> bool:
-    return detect_format(head, size) in NESTED_FORMATS
+    return detect_format(head, size) in NESTED_ARCHIVES
 
 
 def zip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
@@ -70,7 +69,7 @@ def zip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
     except CorruptStream as exc:
         raise ArchiveError(str(exc)) from exc
     yield from _duplicate_names([m.name for m in members])
-    torch_layout = refine_zip([m.name for m in members]) == "pytorch-zip"
+    torch_layout = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
     for member in members:
         if member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name)):
             continue

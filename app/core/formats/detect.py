@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickletools
 import re
 import struct
+from enum import StrEnum
 
 HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
 
@@ -12,21 +13,66 @@ HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
 TORCH_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PREFIX = b"\x80\x02\x8a\x0a" + TORCH_LEGACY_MAGIC.to_bytes(10, "little")
 
-_MAGICS: tuple[tuple[bytes, str], ...] = (
-    (b"\x93NUMPY", "numpy"),
-    (b"7z\xbc\xaf\x27\x1c", "7z"),
-    (b"GGUF", "gguf"),
-    (b"\x7fELF", "elf"),
-    (b"\x89HDF\r\n\x1a\n", "hdf5"),
-    (b"!<arch>\n", "ar"),
-    (b"\x1f\x8b", "gzip"),
-    (b"BZh", "bz2"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"\x04\x22\x4d\x18", "lz4"),
-    (b"PK\x03\x04", "zip"),
-    (b"PK\x05\x06", "zip"),  # empty archive
-    (b"MZ", "pe"),
+
+class Format(StrEnum):
+    """Every format hfvet sniffs. Values are the report's `files[].format` strings."""
+
+    EMPTY = "empty"
+    UNREADABLE = "unreadable"
+    TEXT = "text"
+    UNKNOWN = "unknown"
+    PICKLE = "pickle"
+    TORCH_LEGACY = "torch-legacy"
+    PYTORCH_ZIP = "pytorch-zip"
+    NUMPY = "numpy"
+    NUMPY_NPZ = "numpy-npz"
+    SAFETENSORS = "safetensors"
+    GGUF = "gguf"
+    HDF5 = "hdf5"
+    KERAS = "keras"
+    ZIP = "zip"
+    WHEEL = "wheel"
+    TAR = "tar"
+    SEVEN_Z = "7z"
+    GZIP = "gzip"
+    BZ2 = "bz2"
+    XZ = "xz"
+    ZLIB = "zlib"
+    ZSTD = "zstd"
+    LZ4 = "lz4"
+    ELF = "elf"
+    PE = "pe"
+    MACHO = "macho"
+    AR = "ar"
+
+
+# Named groups: one definition each, so two readers can never disagree about what a zip is.
+ZIP_KINDS = frozenset({Format.ZIP, Format.WHEEL, Format.PYTORCH_ZIP, Format.NUMPY_NPZ, Format.KERAS})
+# The zip kinds the peer engines open as pickle archives (they read keras and wheels otherwise or not at all).
+PEER_ZIP_KINDS = frozenset({Format.ZIP, Format.PYTORCH_ZIP, Format.NUMPY_NPZ})
+COMPRESSED_STREAMS = frozenset({Format.GZIP, Format.BZ2, Format.XZ})  # self-describing, with headers
+INFLATABLE = COMPRESSED_STREAMS | {Format.ZLIB}  # what hfvet decompresses before walking pickles
+UNSUPPORTED_COMPRESSION = frozenset({Format.ZSTD, Format.LZ4})  # joblib can write lz4; no decompressor here
+EXECUTABLES = frozenset({Format.ELF, Format.PE, Format.MACHO, Format.AR})
+NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESSED_STREAMS
+LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
+LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys: all unpickled by torch.load
+
+_MAGICS: tuple[tuple[bytes, Format], ...] = (
+    (b"\x93NUMPY", Format.NUMPY),
+    (b"7z\xbc\xaf\x27\x1c", Format.SEVEN_Z),
+    (b"GGUF", Format.GGUF),
+    (b"\x7fELF", Format.ELF),
+    (b"\x89HDF\r\n\x1a\n", Format.HDF5),
+    (b"!<arch>\n", Format.AR),
+    (b"\x1f\x8b", Format.GZIP),
+    (b"BZh", Format.BZ2),
+    (b"\xfd7zXZ\x00", Format.XZ),
+    (b"\x28\xb5\x2f\xfd", Format.ZSTD),
+    (b"\x04\x22\x4d\x18", Format.LZ4),
+    (b"PK\x03\x04", Format.ZIP),
+    (b"PK\x05\x06", Format.ZIP),  # empty archive
+    (b"MZ", Format.PE),
 )
 _MACHO = {
     b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
@@ -43,39 +89,39 @@ _STRUCTURE_OPS = {
 }
 
 
-def detect_format(head: bytes, size: int) -> str:
+def detect_format(head: bytes, size: int) -> Format:
     """Name the container format of a file from its first bytes."""
     if size == 0 or not head:
-        return "empty"
+        return Format.EMPTY
     if head.startswith(_LEGACY_PREFIX):
-        return "torch-legacy"
+        return Format.TORCH_LEGACY
     for magic, name in _MAGICS:
         if head.startswith(magic):
-            return _refine_pe(head) if name == "pe" else name
+            return _refine_pe(head) if name == Format.PE else name
     if head[:4] in _MACHO:
-        return "macho"
+        return Format.MACHO
     if len(head) > 262 and head[257:262] == b"ustar":
-        return "tar"
+        return Format.TAR
     if _is_safetensors(head, size):
-        return "safetensors"
+        return Format.SAFETENSORS
     if looks_like_pickle(head):
-        return "pickle"
+        return Format.PICKLE
     if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
-        return "zlib"
+        return Format.ZLIB
     if _is_text(head):
-        return "text"
-    return "unknown"
+        return Format.TEXT
+    return Format.UNKNOWN
 
 
-def _refine_pe(head: bytes) -> str:
+def _refine_pe(head: bytes) -> Format:
     # "MZ" alone is common in random data; a real PE has e_lfanew -> "PE\0\0".
     if len(head) >= 64:
         (lfanew,) = struct.unpack_from("<I", head, 60)
         if lfanew + 4 <= len(head) and head[lfanew : lfanew + 4] == b"PE\x00\x00":
-            return "pe"
+            return Format.PE
         if lfanew + 4 > len(head) and lfanew < 1 << 20:
-            return "pe"  # header beyond our sniff window: assume PE, the binary scanner checks
-    return "text" if _is_text(head) else "unknown"
+            return Format.PE  # header beyond our sniff window: assume PE, the binary scanner checks
+    return Format.TEXT if _is_text(head) else Format.UNKNOWN
 
 
 def _is_safetensors(head: bytes, size: int) -> bool:
@@ -145,15 +191,15 @@ def _plausible_global(arg: object) -> bool:
 _OPCODE_BYTES = {op.code.encode("latin-1")[0] for op in pickletools.opcodes}
 
 
-def refine_zip(names: list[str]) -> str:
+def refine_zip(names: list[str]) -> Format:
     """Name the kind of zip from its member names (central directory)."""
     if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
-        return "pytorch-zip"
+        return Format.PYTORCH_ZIP
     if names and all(n.endswith(".npy") for n in names):
-        return "numpy-npz"
+        return Format.NUMPY_NPZ
     if "config.json" in names and any(n.endswith(".h5") for n in names):
-        return "keras"
+        return Format.KERAS
     if any(".dist-info/" in n for n in names):
-        return "wheel"
-    return "zip"
+        return Format.WHEEL
+    return Format.ZIP
 

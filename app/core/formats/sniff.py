@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from app.core.formats.blobs import Blob
-from app.core.formats.detect import refine_zip
+from app.core.formats.detect import Format, refine_zip
 from app.core.formats.streams import CorruptStream
 from app.core.formats.zip_reader import read_directory
 
 
 def refine_format(blob: Blob, fmt: str) -> str:
-    if fmt != "zip":
+    if fmt != Format.ZIP:
         return fmt
     try:
         members = read_directory(blob)
     except CorruptStream:
-        return "zip"  # the archive scanner reports what is wrong with it
+        return Format.ZIP  # the archive scanner reports what is wrong with it
     return refine_zip([m.name for m in members])

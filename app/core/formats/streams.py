@@ -12,6 +12,7 @@ import lzma
 import zlib
 from typing import BinaryIO
 
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 
 CHUNK = 256 * 1024
@@ -80,13 +81,13 @@ def decompressed(source: BinaryIO, fmt: str, limit: int) -> io.BufferedReader:
     """A forward-only, size-bounded stream of the payload of a compressed file."""
     # The decompressor objects live as long as the returned reader: no context manager.
     inner: io.BufferedIOBase
-    if fmt == "gzip":
+    if fmt == Format.GZIP:
         inner = gzip.GzipFile(fileobj=source, mode="rb")
-    elif fmt == "bz2":
+    elif fmt == Format.BZ2:
         inner = bz2.BZ2File(source, mode="rb")
-    elif fmt == "xz":
+    elif fmt == Format.XZ:
         inner = lzma.LZMAFile(source, mode="rb")  # noqa: SIM115
-    elif fmt == "zlib":
+    elif fmt == Format.ZLIB:
         inner = io.BufferedReader(_InflateRaw(source, zlib.MAX_WBITS))
     elif fmt == "deflate":
         inner = io.BufferedReader(_InflateRaw(source, -zlib.MAX_WBITS))

@@ -26,6 +26,7 @@ from app.core.formats.archive_members import (
     is_nested_archive,
 )
 from app.core.formats.blobs import Blob, BytesBlob, SliceBlob, open_blob
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 
 BLOCK = 512
@@ -101,9 +102,9 @@ class StreamCursor:
 
 def open_stream(blob: Blob, fmt: str) -> io.BufferedIOBase:
     raw = open_blob(blob)
-    if fmt == "gzip":
+    if fmt == Format.GZIP:
         return gzip.GzipFile(fileobj=raw)
-    if fmt == "bz2":
+    if fmt == Format.BZ2:
         return bz2.BZ2File(raw)
     return lzma.LZMAFile(raw)
 

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.findings import Severity
+from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.policy.cel import to_cel
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import TierName
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
-PICKLE_FORMATS = ("pickle", "torch-legacy", "pytorch-zip")
 SEVERITY_RANKS = {s.value: s.rank for s in Severity}
 
 
@@ -46,7 +46,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("unscanned", "list(string)", "Paths of files with `scanned == false`."),
     Variable("formats", "list(string)", "Distinct file formats present."),
     Variable("pickle_formats", "list(string)",
-             f"Formats that load through pickle: {', '.join(PICKLE_FORMATS)}."),
+             f"Formats that load through pickle: {', '.join(LOADS_THROUGH_PICKLE)}."),
     Variable("lists", "map(string, list(string))", "The policy's own named `lists`."),
 )
 
@@ -82,7 +82,7 @@ def build_activation(
         "counts": {s.value: sum(1 for f in findings if f.severity is s) for s in Severity},
         "unscanned": [f.path for f in facts.files if not f.scanned],
         "formats": sorted({f.format for f in facts.files}),
-        "pickle_formats": list(PICKLE_FORMATS),
+        "pickle_formats": list(LOADS_THROUGH_PICKLE),
         "lists": lists,
     }
     return {name: to_cel(value) for name, value in plain.items()}

@@ -26,7 +26,7 @@ from app.core.formats.archive_members import (
     zip_members,
 )
 from app.core.formats.blobs import Blob, BudgetBlob, BytesBlob, SliceBlob
-from app.core.formats.detect import detect_format
+from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.formats.sevenzip_members import sevenzip_members
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
@@ -35,11 +35,8 @@ from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 
-EXECUTABLE_FORMATS = frozenset({"elf", "pe", "macho", "ar"})
 # Every zip kind sniff.refine_format names: any zip can carry a member that is native code.
-ZIP_FORMATS = frozenset({"zip", "wheel", "pytorch-zip", "numpy-npz", "keras"})
-STREAM_FORMATS = frozenset({"gzip", "bz2", "xz"})
-ARCHIVE_FORMATS = ZIP_FORMATS | STREAM_FORMATS | {"tar", "7z"}
+ARCHIVE_FORMATS = ZIP_KINDS | COMPRESSED_STREAMS | {Format.TAR, Format.SEVEN_Z}
 # What gzip/bz2/lzma raise on corrupt input (BadGzipFile and bz2 errors are OSErrors).
 STREAM_ERRORS = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)
 MAX_MEMBER_FINDINGS = 100  # per file; the rest are counted in one summary finding
@@ -64,7 +61,7 @@ class BinaryScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.format in EXECUTABLE_FORMATS or file.format in ARCHIVE_FORMATS
+        return file.format in EXECUTABLES or file.format in ARCHIVE_FORMATS
 
     def version(self) -> str:
         return f"1.0 (py7zr {py7zr.__version__})"
@@ -74,7 +71,7 @@ class BinaryScanner:
         blob = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
         fmt = ctx.file.format
         try:
-            if fmt in EXECUTABLE_FORMATS:
+            if fmt in EXECUTABLES:
                 _report_executable(blob, sink)
             else:
                 _ArchiveWalk(sink, ctx.limits).top(blob, fmt)
@@ -153,11 +150,11 @@ class _ArchiveWalk:
 
     def _events(self, blob: Blob, fmt: str) -> Iterator[Event]:
         max_bytes = self._limits.max_decompressed_bytes
-        if fmt in ZIP_FORMATS:
+        if fmt in ZIP_KINDS:
             return zip_members(blob, max_bytes)
-        if fmt == "tar":
+        if fmt == Format.TAR:
             return tar_members(BlobCursor(blob))
-        if fmt == "7z":
+        if fmt == Format.SEVEN_Z:
             return sevenzip_members(blob, max_bytes)
         return _compressed(blob, fmt, max_bytes)
 
@@ -168,7 +165,7 @@ class _ArchiveWalk:
         full = prefix + member.name
         self._python(member, full, python_files)
         info = identify(lambda off, n: member.head[off : off + n])
-        if info is not None or detect_format(member.head, member.size) in EXECUTABLE_FORMATS:
+        if info is not None or detect_format(member.head, member.size) in EXECUTABLES:
             self._executable(full, info, member.head)
         if member.content is not None:
             self._nested(member.content, member.head, full, depth)
@@ -209,7 +206,7 @@ def _compressed(blob: Blob, fmt: str, max_bytes: int) -> Iterator[Event]:
     stream = open_stream(blob, fmt)
     head = stream.read(SNIFF_BYTES)
     payload = detect_format(head, max_bytes)
-    if payload == "tar":
+    if payload == Format.TAR:
         yield from tar_members(StreamCursor(stream, max_bytes, pushback=head))
         return
     name = f"<{fmt} payload>"

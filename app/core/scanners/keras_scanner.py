@@ -16,11 +16,13 @@ import importlib.util
 import json
 import posixpath
 import zipfile
+from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
@@ -54,9 +56,9 @@ class KerasScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        if file.format in ("keras", "hdf5"):
+        if file.format in (Format.KERAS, Format.HDF5):
             return True
-        return file.format == "text" and posixpath.basename(file.path) == "config.json"
+        return file.format == Format.TEXT and posixpath.basename(file.path) == "config.json"
 
     def version(self) -> str:
         try:
@@ -65,9 +67,9 @@ class KerasScanner:
             return "1.0 (no h5py: H5 configs not inspected)"
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
-        if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
+        if ctx.file.format == Format.HDF5 and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, ctx.file.path, H5_SKIP)
-        scan = {"keras": _scan_keras_zip, "hdf5": _scan_h5}.get(ctx.file.format, _scan_preset_config)
+        scan = _SCANS.get(ctx.file.format, _scan_preset_config)
         return run_engine(NAME, ctx, partial(scan, ctx))
 
 
@@ -179,3 +181,9 @@ def _references(node: dict[str, Any]) -> list[str]:
     if isinstance(registered, str) and ">" in registered:
         refs.append(registered.split(">", 1)[0])  # "package>Name" from register_keras_serializable
     return refs
+
+
+_SCANS: dict[str, Callable[[ScanContext, BudgetBlob, EngineRun], None]] = {
+    Format.KERAS: _scan_keras_zip,
+    Format.HDF5: _scan_h5,
+}

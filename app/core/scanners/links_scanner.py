@@ -13,6 +13,7 @@ import re
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import shell_rules as sh
@@ -35,7 +36,7 @@ _NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 # Plain text can sniff as "pickle" ("torch==2.7" parses as opcodes); reading it as text is harmless.
-_FORMATS = frozenset({"text", "unknown", "pickle"})
+_FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE})
 _INSTALL = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|pipx|conda|mamba)\s+install\b|\bgit\s+clone\b|@\s*git\+"
                       r"|\bgit\+|@\s*https?://|\bdependency_links\b|\b(?:ADD|COPY)\s+(?:--\S+\s+)*https?://")
 _DOWNLOAD = re.compile(r"\b(?:curl|wget|aria2c|iwr|invoke-webrequest|start-bitstransfer|certutil|bitsadmin|"

@@ -25,11 +25,10 @@ from modelscan.tools.picklescanner import scan_pickle_bytes
 
 from app.core.findings import RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.peers.support import (
-    LEGACY_TORCH_PICKLES,
-    ZIP_FORMATS,
     EngineRun,
     PlannedMember,
     guard_opcodes,
@@ -45,7 +44,9 @@ NAME = "modelscan"
 logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead
 # TF loads these by name; the sniffer sees only protobuf bytes ("unknown").
 SAVED_MODEL_NAMES = frozenset({"saved_model.pb", "keras_metadata.pb"})
-HANDLED_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "keras", "hdf5", *ZIP_FORMATS})
+HANDLED_FORMATS = frozenset(
+    {Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.KERAS, Format.HDF5, *PEER_ZIP_KINDS}
+)
 SAVED_MODEL_SKIP = ("TF SavedModel not inspected: modelscan's SavedModel scanners parse it with "
                     "tensorflow's protobuf classes, and hfvet does not install tensorflow")
 H5_SKIP = "H5 not inspected by modelscan: its H5 scanner needs h5py, which is not installed"
@@ -126,9 +127,9 @@ class ModelscanScanner:
         path = ctx.file.path
         if posixpath.basename(path) in SAVED_MODEL_NAMES:
             return ScanOutcome.skipped(NAME, path, SAVED_MODEL_SKIP)
-        if ctx.file.format == "hdf5" and importlib.util.find_spec("h5py") is None:
+        if ctx.file.format == Format.HDF5 and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, path, H5_SKIP)
-        fmt = "zip" if ctx.file.format in ZIP_FORMATS else ctx.file.format
+        fmt = Format.ZIP if ctx.file.format in PEER_ZIP_KINDS else ctx.file.format
 
         def body(budget: BudgetBlob, run: EngineRun) -> None:
             with open_blob(budget) as stream:
@@ -204,12 +205,12 @@ class ModelscanScanner:
 
 
 _HANDLERS: dict[str, Handler] = {
-    "pickle": ModelscanScanner._scan_pickle,
-    "torch-legacy": ModelscanScanner._scan_legacy_torch,
-    "numpy": ModelscanScanner._scan_numpy,
-    "zip": ModelscanScanner._scan_zip,
-    "keras": ModelscanScanner._scan_keras,
-    "hdf5": ModelscanScanner._scan_hdf5,
+    Format.PICKLE: ModelscanScanner._scan_pickle,
+    Format.TORCH_LEGACY: ModelscanScanner._scan_legacy_torch,
+    Format.NUMPY: ModelscanScanner._scan_numpy,
+    Format.ZIP: ModelscanScanner._scan_zip,
+    Format.KERAS: ModelscanScanner._scan_keras,
+    Format.HDF5: ModelscanScanner._scan_hdf5,
 }
 
 

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
+from app.core.formats.detect import INFLATABLE, ZIP_KINDS, Format
 from app.core.limits import ReadBudgetExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -15,12 +16,9 @@ from app.core.scanners.pickle_engine.walker import RULE_UNREADABLE, ContainerWal
 
 ENGINE_VERSION = "1.0"
 
-PICKLE_FORMATS = frozenset(
-    {
-        "pickle", "pytorch-zip", "torch-legacy", "numpy", "numpy-npz", "zip", "7z",
-        "zlib", "gzip", "bz2", "xz", "tar", "keras", "wheel",
-        "text", "unknown",  # walked leniently: a long first argument hides a pickle from the sniffer
-    }
+HANDLED_FORMATS = frozenset(
+    {Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.SEVEN_Z, Format.TAR, *ZIP_KINDS, *INFLATABLE,
+     Format.TEXT, Format.UNKNOWN}  # walked leniently: a long first argument hides a pickle from the sniffer
 )
 
 
@@ -49,7 +47,7 @@ class PickleScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.format in PICKLE_FORMATS
+        return file.format in HANDLED_FORMATS
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)

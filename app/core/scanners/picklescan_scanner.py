@@ -22,12 +22,11 @@ from picklescan.relaxed_zipfile import RelaxedZipFile
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.peers.support import (
-    LEGACY_TORCH_PICKLES,
-    ZIP_FORMATS,
     EngineRun,
     PlannedMember,
     guard_opcodes,
@@ -44,7 +43,7 @@ UNPARSED_MEMBER = "picklescan:unparsed-member"
 JOBLIB_PARTIAL = "picklescan:joblib-partial"
 # joblib/gzip/zlib wrappers are not handled: picklescan cannot decompress them and would
 # call the compressed bytes "not a pickle" (clean). hfvet's archive scanner unwraps them.
-HANDLED_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "7z", *ZIP_FORMATS})
+HANDLED_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.SEVEN_Z, *PEER_ZIP_KINDS})
 
 _LOG = logging.getLogger("picklescan")
 _LOG.addHandler(logging.NullHandler())  # its records become findings; no stray stderr lines
@@ -89,7 +88,7 @@ class PicklescanScanner:
 
 
 def _kind(fmt: str) -> str:
-    return "zip" if fmt in ZIP_FORMATS else fmt
+    return Format.ZIP if fmt in PEER_ZIP_KINDS else fmt
 
 
 def _scan_pickle(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
@@ -137,11 +136,11 @@ def _scan_7z(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
 
 
 _FORMAT_SCANS: dict[str, Callable[[ScanContext, IO[bytes], EngineRun], None]] = {
-    "pickle": _scan_pickle,
-    "torch-legacy": _scan_legacy_torch,
-    "numpy": _scan_numpy,
-    "zip": _scan_zip,
-    "7z": _scan_7z,
+    Format.PICKLE: _scan_pickle,
+    Format.TORCH_LEGACY: _scan_legacy_torch,
+    Format.NUMPY: _scan_numpy,
+    Format.ZIP: _scan_zip,
+    Format.SEVEN_Z: _scan_7z,
 }
 
 

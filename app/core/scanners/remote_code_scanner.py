@@ -12,6 +12,7 @@ import posixpath
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
@@ -74,7 +75,7 @@ class RemoteCodeScanner:
     def handles(self, file: ManifestFile) -> bool:
         if file.path.lower().endswith(PY_SUFFIXES):
             return True  # whatever its bytes look like: Python would still import it
-        return posixpath.basename(file.path) in CONFIG_NAMES and file.format == "text"
+        return posixpath.basename(file.path) in CONFIG_NAMES and file.format == Format.TEXT
 
     def version(self) -> str:
         return f"1 (bandit {bandit_check.version()})"

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import Blob, BudgetBlob
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -48,7 +49,7 @@ class SafetensorsScanner:
     def handles(self, file: ManifestFile) -> bool:
         # The extension is what makes a loader treat the file as safetensors, so a named
         # .safetensors file that does not sniff as one is checked (and reported) too.
-        return file.format == "safetensors" or file.path.lower().endswith(".safetensors")
+        return file.format == Format.SAFETENSORS or file.path.lower().endswith(".safetensors")
 
     def version(self) -> str:
         return "1.0 (safetensors 0.8 dtypes)"

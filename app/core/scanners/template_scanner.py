@@ -16,6 +16,7 @@ import jinja2
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import Blob, BudgetBlob
+from app.core.formats.detect import Format
 from app.core.formats.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
@@ -50,7 +51,7 @@ class TemplateScanner:
 
     def handles(self, file: ManifestFile) -> bool:
         base = file.path.rsplit("/", 1)[-1].lower()
-        return file.format == "gguf" or base in TEMPLATE_JSON_FILES or base.endswith(TEMPLATE_SUFFIXES)
+        return file.format == Format.GGUF or base in TEMPLATE_JSON_FILES or base.endswith(TEMPLATE_SUFFIXES)
 
     def version(self) -> str:
         return f"1.0 (jinja2 {jinja2.__version__})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
@@ -25,7 +26,7 @@ class UnknownContentScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.format == "unknown"
+        return file.format == Format.UNKNOWN
 
     def version(self) -> str:
         return "1.0"

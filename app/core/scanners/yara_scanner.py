@@ -18,13 +18,14 @@ from typing import Any, ClassVar
 import yara
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.formats.detect import EXECUTABLES, Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules.text_lines import MAX_EVIDENCE, evidence
 
 RULES_DIR = Path(__file__).parent / "rules"
 # Pickles too: payload strings (reverse shells, URLs) sit in their opening bytes.
-HANDLED_FORMATS = frozenset({"text", "elf", "pe", "macho", "unknown", "ar", "pickle"})
+HANDLED_FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, *EXECUTABLES})
 CHUNK_OVERLAP = 4096  # longer than any string our rules match, so no match is cut in two
 MATCH_TIMEOUT = 60  # seconds for all chunks of one file together
 REQUIRED_META = ("id", "description", "severity")
@@ -93,7 +94,7 @@ class YaraScanner:
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
-        is_text = ctx.file.format == "text"
+        is_text = ctx.file.format == Format.TEXT
         cap = ctx.limits.max_read_bytes_per_file if is_text else ctx.limits.max_text_bytes
         size = ctx.blob.size
         if size > cap and is_text:

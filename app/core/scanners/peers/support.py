@@ -22,17 +22,15 @@ import numpy as np
 
 from app.core.findings import FindingSink, ScanOutcome, Severity, Status
 from app.core.formats.blobs import BudgetBlob, open_blob
-from app.core.formats.detect import HEAD_BYTES, detect_format
+from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.zip_reader import is_torch_storage
 from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.base import ScanContext
 
-ZIP_FORMATS = frozenset({"pytorch-zip", "numpy-npz", "zip"})
 # Union of picklescan's and modelscan's pickle extensions, plus torch's data.pkl.
 PICKLE_NAME_SUFFIXES = (".pkl", ".pickle", ".joblib", ".dill", ".dat", ".data")
 _PROTO_MAGIC = tuple(b"\x80" + bytes([v]) for v in range(6))
 JOBLIB_WRAPPER = "NumpyArrayWrapper"
-LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, data, storage keys: all unpickled by torch
 
 MemberKind = Literal["pickle", "numpy", "unreadable"]
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
@@ -237,7 +235,7 @@ def plan_zip_members(zf: zipfile.ZipFile, fmt: str, limits: Limits) -> Iterator[
     if len(infos) > limits.max_archive_members:
         raise LimitExceeded(f"more than {limits.max_archive_members} archive members")
     for info in infos:
-        if info.is_dir() or (fmt == "pytorch-zip" and is_torch_storage(info.filename)):
+        if info.is_dir() or (fmt == Format.PYTORCH_ZIP and is_torch_storage(info.filename)):
             continue
         planned = _plan_member(zf, info)
         if planned is not None:
@@ -256,9 +254,9 @@ def _plan_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> PlannedMember | 
     except Exception as exc:  # noqa: BLE001 - zipfile raises many types; the caller fails closed
         return PlannedMember(info, "unreadable", by_name=False, error=f"{type(exc).__name__}: {exc}")
     fmt = detect_format(head, info.file_size)
-    if fmt in ("pickle", "torch-legacy") or head.startswith(_PROTO_MAGIC):
+    if fmt in (Format.PICKLE, Format.TORCH_LEGACY) or head.startswith(_PROTO_MAGIC):
         return PlannedMember(info, "pickle", by_name=False)
-    if fmt == "numpy":
+    if fmt == Format.NUMPY:
         return PlannedMember(info, "numpy", by_name=False)
     return None  # nested archives are walked by hfvet's archive scanner, as neither engine does
 

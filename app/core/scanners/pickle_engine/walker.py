@@ -17,22 +17,27 @@ from typing import BinaryIO
 from app.core.findings import FindingSink, Severity
 from app.core.formats import numpy_format, sevenzip, zip_reader
 from app.core.formats.blobs import Blob, BytesBlob, open_blob
-from app.core.formats.detect import HEAD_BYTES, detect_format, refine_zip
+from app.core.formats.detect import (
+    HEAD_BYTES,
+    INFLATABLE,
+    LEGACY_TORCH_PICKLES,
+    UNSUPPORTED_COMPRESSION,
+    ZIP_KINDS,
+    Format,
+    detect_format,
+    refine_zip,
+)
 from app.core.formats.streams import CorruptStream, decompressed, head_of
 from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
 
 RULE_UNREADABLE = "container-unreadable"
-LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys
-ZIP_FORMATS = frozenset({"zip", "pytorch-zip", "numpy-npz", "keras", "wheel"})
-COMPRESSED = frozenset({"gzip", "bz2", "xz", "zlib"})
-UNSUPPORTED_COMPRESSION = frozenset({"zstd", "lz4"})  # joblib can write lz4; no decompressor here
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
 # than the sniff window looks like text. Walked leniently (see analyze_pickles).
-LENIENT = frozenset({"text", "unknown"})
-_BLOB_FORMATS = ZIP_FORMATS | {"7z"}
-_STREAM_FORMATS = frozenset({"pickle", "torch-legacy", "numpy", "tar"}) | COMPRESSED | LENIENT
+LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
+_BLOB_FORMATS = ZIP_KINDS | {Format.SEVEN_Z}
+_STREAM_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.TAR}) | INFLATABLE | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
 
@@ -59,25 +64,25 @@ class ContainerWalker:
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
-        if fmt in ZIP_FORMATS:
+        if fmt in ZIP_KINDS:
             self._zip(blob, member, depth)
-        elif fmt == "7z":
+        elif fmt == Format.SEVEN_Z:
             self._sevenzip(blob, member, depth)
         else:
             self._walk_stream(open_blob(blob), fmt, member, depth)
 
     def _walk_stream(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
-        if fmt == "pickle":
+        if fmt == Format.PICKLE:
             self._pickles(stream, member, None)
-        elif fmt == "torch-legacy":
+        elif fmt == Format.TORCH_LEGACY:
             self._pickles(stream, member, LEGACY_TORCH_PICKLES)
-        elif fmt == "numpy":
+        elif fmt == Format.NUMPY:
             self._npy(stream, member)
-        elif fmt == "tar":
+        elif fmt == Format.TAR:
             self._tar(stream, member, depth)
         elif fmt in LENIENT:
             analyze_pickles(stream, self.sink, self.limits, member=member, lenient=True)
-        elif fmt in COMPRESSED:
+        elif fmt in INFLATABLE:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
             self._walk_blob(self._materialize(stream), fmt, member, depth)
@@ -86,14 +91,14 @@ class ContainerWalker:
         stream = entry.open_stream()
         head = head_of(stream, HEAD_BYTES)
         fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
-        if _PICKLE_NAME.search(entry.name) and fmt != "torch-legacy":
-            fmt = "pickle"  # the loader unpickles it whatever it looks like
+        if _PICKLE_NAME.search(entry.name) and fmt != Format.TORCH_LEGACY:
+            fmt = Format.PICKLE  # the loader unpickles it whatever it looks like
         if fmt in UNSUPPORTED_COMPRESSION:
             raise CorruptStream(f"{fmt}-compressed member: hfvet cannot decompress it, so it was not vetted")
         if fmt not in _BLOB_FORMATS and fmt not in _STREAM_FORMATS:
             return  # safetensors, gguf, executables...: nothing a pickle loader runs
         member = entry.name or None
-        if fmt in _BLOB_FORMATS or fmt in ("tar", *COMPRESSED):
+        if fmt in _BLOB_FORMATS or fmt in (Format.TAR, *INFLATABLE):
             self._check_depth(depth)
         stream = entry.open_stream() if entry.reopenable else _replay(head, stream)
         if fmt in _BLOB_FORMATS:
@@ -116,7 +121,7 @@ class ContainerWalker:
         try:
             head = head_of(payload, HEAD_BYTES)
         except CorruptStream as exc:
-            if fmt != "zlib":
+            if fmt != Format.ZLIB:
                 raise
             # "zlib" is sniffed from two bytes only; data that does not inflate is no loader's input.
             self.sink.add(RULE_UNREADABLE, Severity.LOW, f"looks like zlib data but does not inflate: {exc}",
@@ -127,7 +132,7 @@ class ContainerWalker:
 
     def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
         members = self._capped(zip_reader.read_directory(blob), member)
-        is_torch = refine_zip([m.name for m in members]) == "pytorch-zip"
+        is_torch = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
         limit = self.limits.max_decompressed_bytes
         for m in members:
             if m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)):

@@ -15,7 +15,7 @@ from app.core.manifest import ManifestFile, RepoIdentity
 from app.core.pipeline import vet
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
-from app.core.scanners.pickle_scanner import PICKLE_FORMATS, PickleScanner
+from app.core.scanners.pickle_scanner import HANDLED_FORMATS, PickleScanner
 from app.sources.local import LocalSource
 from tests.samples import benign, hostile
 
@@ -60,7 +60,7 @@ def test_every_emitted_rule_is_declared(tmp_path: Path) -> None:
 
 def test_handles_the_pickle_container_formats() -> None:
     scanner = PickleScanner()
-    for fmt in PICKLE_FORMATS:
+    for fmt in HANDLED_FORMATS:
         assert scanner.handles(ManifestFile("x", 1, format=fmt))
     for fmt in ("safetensors", "gguf", "elf", "pe", "hdf5", "empty"):
         assert not scanner.handles(ManifestFile("x", 1, format=fmt))
