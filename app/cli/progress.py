@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.core.pipeline import ProgressFn
+from app.core.ports import ProgressFn
 from app.core.report import FileReport
 
 

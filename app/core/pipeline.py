@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -13,14 +13,11 @@ from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
-from app.core.ports import Source
+from app.core.ports import DecideFn, ProgressFn, Source
 from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.verdict import Decision, interim_decision
-
-DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
-ProgressFn = Callable[[FileReport, int], None]  # (file just finished, bytes read so far)
 
 
 def default_decide(_m: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:

@@ -1,10 +1,14 @@
-"""The one seam between the pure core and the outside world: a byte-range Source."""
+"""Every seam between the pure core and what plugs into it: sources, blobs, decisions, progress."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
+from app.core.findings import Finding
 from app.core.manifest import Manifest
+from app.core.report import FileReport
+from app.core.verdict import Decision
 
 
 class SourceError(Exception):
@@ -30,3 +34,18 @@ class Source(Protocol):
     def bytes_read(self) -> int:
         """Bytes actually fetched so far, for the report's stats."""
         ...
+
+
+class Blob(Protocol):
+    """A random-access byte view: a file of a Source, an archive member, bytes in memory."""
+
+    @property
+    def size(self) -> int: ...
+
+    def read(self, offset: int, length: int) -> bytes: ...
+
+
+# The verdict for one vet: (manifest, findings, per-file reports) -> decision. The policy engine makes one.
+DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
+# Called as each file finishes: (the file's report, bytes read so far).
+ProgressFn = Callable[[FileReport, int], None]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from app.cli.progress import vet_progress
 from app.core.limits import Limits
-from app.core.pipeline import DecideFn, default_decide, vet
+from app.core.pipeline import default_decide, vet
 from app.core.policy.engine import make_decide
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
-from app.core.ports import Source
+from app.core.ports import DecideFn, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.errors import UsageError

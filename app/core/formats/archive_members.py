@@ -19,10 +19,11 @@ from typing import Protocol
 
 from app.core.findings import Severity
 from app.core.formats import zip_reader
-from app.core.formats.blobs import Blob, BytesBlob
+from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import NESTED_ARCHIVES, Format, detect_format, refine_zip
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded
+from app.core.ports import Blob
 
 SNIFF_BYTES = 1024  # enough for every executable header and a tar header
 MALFORMED = "malformed-archive"

@@ -7,19 +7,11 @@ file read by Range requests and a member decompressed out of an archive.
 from __future__ import annotations
 
 import io
-from typing import Protocol
 
 from app.core.limits import ReadBudgetExceeded
-from app.core.ports import Source
+from app.core.ports import Blob, Source
 
 READ_BUFFER = 64 * 1024  # large enough to batch zipfile's many small reads
-
-
-class Blob(Protocol):
-    @property
-    def size(self) -> int: ...
-
-    def read(self, offset: int, length: int) -> bytes: ...
 
 
 class SourceBlob:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGUFValueType
 
-from app.core.formats.blobs import Blob, open_blob
+from app.core.formats.blobs import open_blob
+from app.core.ports import Blob
 
 MAX_KEY_BYTES = 64 * 1024
 MAX_NAME_BYTES = 64 * 1024

@@ -25,8 +25,9 @@ from app.core.formats.archive_members import (
     Member,
     is_nested_archive,
 )
-from app.core.formats.blobs import Blob, BytesBlob, open_blob
+from app.core.formats.blobs import BytesBlob, open_blob
 from app.core.limits import LimitExceeded
+from app.core.ports import Blob
 
 _LIBRARY_ERRORS = (
     py7zr.exceptions.ArchiveError, lzma.LZMAError, OSError, EOFError, ValueError, KeyError, IndexError,

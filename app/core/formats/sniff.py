@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app.core.formats.blobs import Blob
 from app.core.formats.detect import Format, refine_zip
 from app.core.formats.streams import CorruptStream
 from app.core.formats.zip_reader import read_directory
+from app.core.ports import Blob
 
 
 def refine_format(blob: Blob, fmt: str) -> str:

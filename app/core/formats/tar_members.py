@@ -25,9 +25,10 @@ from app.core.formats.archive_members import (
     Member,
     is_nested_archive,
 )
-from app.core.formats.blobs import Blob, BytesBlob, SliceBlob, open_blob
+from app.core.formats.blobs import BytesBlob, SliceBlob, open_blob
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
+from app.core.ports import Blob
 
 BLOCK = 512
 MAX_META_BYTES = 1 << 20  # GNU long names and pax records: larger is an attack, not a name

@@ -15,8 +15,9 @@ import zipfile
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from app.core.formats.blobs import Blob, SliceBlob, open_blob
+from app.core.formats.blobs import SliceBlob, open_blob
 from app.core.formats.streams import CorruptStream, decompressed
+from app.core.ports import Blob
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _LOCAL_SIG = b"PK\x03\x04"

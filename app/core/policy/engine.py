@@ -8,7 +8,6 @@ from typing import Literal
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.pipeline import DecideFn
 from app.core.policy.activation import build_activation
 from app.core.policy.cel import CelEvalError, run_bool
 from app.core.policy.facts import FindingFact, PolicyFacts, facts_from
@@ -16,6 +15,7 @@ from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
 from app.core.policy.waivers import INFO, apply_waivers
+from app.core.ports import DecideFn
 from app.core.report import FileReport
 from app.core.verdict import Decision, Reason, Verdict, most_severe
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from app.core.findings import RuleInfo, ScanOutcome
-from app.core.formats.blobs import Blob
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
+from app.core.ports import Blob
 
 
 @dataclass(frozen=True)

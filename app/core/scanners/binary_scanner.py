@@ -25,14 +25,14 @@ from app.core.formats.archive_members import (
     Member,
     zip_members,
 )
-from app.core.formats.blobs import Blob, BudgetBlob, BytesBlob, SliceBlob
+from app.core.formats.blobs import BudgetBlob, BytesBlob, SliceBlob
 from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.formats.sevenzip_members import sevenzip_members
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
 from app.core.limits import LimitExceeded, Limits
 from app.core.manifest import ManifestFile
-from app.core.ports import SourceError
+from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 
 # Every zip kind sniff.refine_format names: any zip can carry a member that is native code.

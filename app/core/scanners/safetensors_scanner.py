@@ -14,11 +14,11 @@ import struct
 from typing import Any, ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.blobs import Blob, BudgetBlob
+from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
-from app.core.ports import SourceError
+from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE

@@ -15,12 +15,12 @@ from typing import Any, ClassVar
 import jinja2
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.blobs import Blob, BudgetBlob
+from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.formats.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
-from app.core.ports import SourceError
+from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
 from app.core.scanners.text_rules.text_lines import read_whole

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from app.core.findings import FindingSink, Severity
 from app.core.formats import numpy_format, sevenzip, zip_reader
-from app.core.formats.blobs import Blob, BytesBlob, open_blob
+from app.core.formats.blobs import BytesBlob, open_blob
 from app.core.formats.detect import (
     HEAD_BYTES,
     INFLATABLE,
@@ -30,6 +30,7 @@ from app.core.formats.detect import (
 from app.core.formats.streams import CorruptStream, decompressed, head_of
 from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
+from app.core.ports import Blob
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
 
 RULE_UNREADABLE = "container-unreadable"

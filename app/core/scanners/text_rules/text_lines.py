@@ -7,9 +7,8 @@ import codecs
 import json
 from dataclasses import dataclass
 
-from app.core.formats.blobs import Blob
 from app.core.limits import LimitExceeded
-from app.core.ports import SourceError
+from app.core.ports import Blob, SourceError
 
 MAX_EVIDENCE = 200  # characters of a line quoted in a finding
 SHELL_CONTINUATION = ("\\",)
