@@ -1,4 +1,4 @@
-"""Operational errors the CLI and API turn into exit code 2 / HTTP errors, in one place."""
+"""Operational errors: the CLI turns them into exit code 2, the API into HTTP errors, each in one place."""
 
 from __future__ import annotations
 
@@ -7,5 +7,5 @@ class HfvetError(Exception):
     """An error the user can act on; the message says what and how."""
 
 
-class UsageError(HfvetError):
-    """The command was called wrongly (bad path, bad option value)."""
+class InputError(HfvetError):
+    """What was asked for cannot be used as given (no such path, a policy that does not load)."""

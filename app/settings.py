@@ -1,22 +1,44 @@
-"""Where shipped trust policies live, and how a bare policy name resolves to a file."""
+"""Settings: the one place hfvet reads its environment.
+
+Everything else receives a ``Settings`` (or the values it holds); nothing else calls
+``os.environ``. huggingface_hub's own variables keep their names (``HF_ENDPOINT``, ``HF_TOKEN``);
+hfvet's are prefixed ``HFVET_``.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-def policies_dir() -> Path:
-    """$HFVET_POLICIES_DIR, else `./policies` in a checkout, else the one next to the app package."""
-    configured = os.environ.get("HFVET_POLICIES_DIR")
-    if configured:
-        return Path(configured)
-    local = Path("policies")
-    return local if local.is_dir() else Path(__file__).resolve().parents[1] / "policies"
+_PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
 
 
-def resolve_policy(path: Path) -> Path:
-    """A path, or the bare name of a shipped policy (`default`, `strict`)."""
-    if path.exists() or path.suffix:
-        return path
-    return policies_dir() / f"{path}.yaml"
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HFVET_", extra="ignore", frozen=True)
+
+    hf_endpoint: str | None = Field(
+        None, validation_alias=AliasChoices("HF_ENDPOINT"), description="Hub URL (a mirror or the fixture hub)."
+    )
+    hf_token: str | None = Field(
+        None, validation_alias=AliasChoices("HF_TOKEN"), description="Hub token for gated or private repos."
+    )
+    policies_dir: Path | None = Field(
+        None, description="Where `--policy NAME` and `hfvet policy` look (default: ./policies, else the packaged copy)."
+    )
+    scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
+    hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+
+    def policies_root(self) -> Path:
+        """$HFVET_POLICIES_DIR, else `./policies` in a checkout, else the one next to the app package."""
+        if self.policies_dir is not None:
+            return self.policies_dir
+        local = Path("policies")
+        return local if local.is_dir() else _PACKAGED_POLICIES
+
+    def resolve_policy(self, path: Path) -> Path:
+        """A path, or the bare name of a shipped policy (`default`, `strict`)."""
+        if path.exists() or path.suffix:
+            return path
+        return self.policies_root() / f"{path}.yaml"

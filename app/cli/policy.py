@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from app.cli import exit_codes
 from app.core.policy import LoadedPolicy, PolicyError, explain, load_policy
 from app.core.policy.cases import CaseResult, run_cases
 from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
 from app.core.policy.replay import Replay, policy_changes, read_report, replay, report_files
-from app.settings import policies_dir
+from app.render.text import VERDICT_STYLE
+from app.settings import Settings
 
-EXIT_FAILED = 1
-EXIT_ERROR = 2
-_VERDICT_STYLE = {"approve": "green", "review": "yellow", "reject": "bold red"}
 _STATUS_STYLE = {"fired": "bold", "error": "bold red", "waived": "magenta", "not-fired": "dim"}
 
 policy_app = typer.Typer(
@@ -35,17 +34,15 @@ def out() -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
-def _fail(exc: PolicyError) -> typer.Exit:
-    for issue in exc.issues:
-        Console(stderr=True, highlight=False).print(Text(f"error: {issue}", style="red"))
-    return typer.Exit(EXIT_ERROR)
+def _fail(exc: PolicyError) -> NoReturn:
+    exit_codes.fail(*(str(issue) for issue in exc.issues))
 
 
 def _load(path: Path) -> LoadedPolicy:
     try:
         return load_policy(path)
     except PolicyError as exc:
-        raise _fail(exc) from exc
+        _fail(exc)
 
 
 @policy_app.command()
@@ -55,9 +52,9 @@ def check(
     ] = None,
 ) -> None:
     """Validate policy files; errors are printed as file:line (exit 2)."""
-    paths = files or sorted(policies_dir().glob("*.yaml"))
+    paths = files or sorted(Settings().policies_root().glob("*.yaml"))
     if not paths:
-        raise _fail(PolicyError.single(str(policies_dir()), None, "no policy files found"))
+        _fail(PolicyError.single(str(Settings().policies_root()), None, "no policy files found"))
     failed = False
     for path in paths:
         try:
@@ -69,7 +66,7 @@ def check(
             continue
         out().print(Text(f"ok  {path}  {policy.name}  sha256:{policy.sha256}"))
     if failed:
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(exit_codes.EXIT_ERROR)
 
 
 @policy_app.command("test")
@@ -79,18 +76,18 @@ def test_cmd(
     ] = None,
 ) -> None:
     """Run policy fixture cases: input facts -> expected verdict and reason ids (exit 1 on failure)."""
-    target = target or policies_dir() / "tests"
+    target = target or Settings().policies_root() / "tests"
     if not target.exists():
-        raise _fail(PolicyError.single(str(target), None, "no such file or folder"))
+        _fail(PolicyError.single(str(target), None, "no such file or folder"))
     results = run_cases(target)
     if not results:
-        raise _fail(PolicyError.single(str(target), None, "no test cases found"))
+        _fail(PolicyError.single(str(target), None, "no test cases found"))
     for result in results:
         _print_case(result, target)
     failed = sum(1 for r in results if not r.passed)
     out().print(f"{len(results) - failed} passed, {failed} failed")
     if failed:
-        raise typer.Exit(EXIT_FAILED)
+        raise typer.Exit(exit_codes.EXIT_FAILED)
 
 
 def _print_case(result: CaseResult, target: Path) -> None:
@@ -111,7 +108,7 @@ def explain_cmd(
     try:
         stored = read_report(report)
     except PolicyError as exc:
-        raise _fail(exc) from exc
+        _fail(exc)
     if policy is None:
         _print_recorded(stored.data)
         return
@@ -125,7 +122,7 @@ def _print_recorded(data: dict[str, Any]) -> None:
     table = Table("rule", "decision", "message", title="recorded reasons")
     for reason in data.get("reasons") or []:
         decision = str(reason.get("decision"))
-        table.add_row(str(reason.get("rule")), Text(decision, _VERDICT_STYLE.get(decision, "")),
+        table.add_row(str(reason.get("rule")), Text(decision, VERDICT_STYLE.get(decision, "")),
                       str(reason.get("message")))
     out().print(table)
 
@@ -135,7 +132,7 @@ def _print_recorded_line(data: dict[str, Any]) -> None:
     verdict = str(data.get("verdict"))
     out().print(Text.assemble(
         f"{data.get('repo') or '(no repo id)'}@{(data.get('revision') or '?')[:12]}  recorded: ",
-        (verdict, _VERDICT_STYLE.get(verdict, "")),
+        (verdict, VERDICT_STYLE.get(verdict, "")),
         f"  under {policy.get('name')} sha256:{policy.get('sha256')}",
     ))
 
@@ -155,7 +152,7 @@ def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
         if reason.rule in ("default", "waiver", "waiver-expired", "unsafe-policy"):
             out().print(Text(f"{reason.rule}: {reason.message}"))
     out().print(Text.assemble(
-        "verdict: ", (decision.verdict.value, _VERDICT_STYLE[decision.verdict.value]),
+        "verdict: ", (decision.verdict.value, VERDICT_STYLE[decision.verdict.value]),
         f"  under {policy.name} sha256:{policy.sha256}",
     ))
 
@@ -175,7 +172,7 @@ def diff(
     try:
         stored = [read_report(p) for p in report_files(reports or [])]
     except PolicyError as exc:
-        raise _fail(exc) from exc
+        _fail(exc)
     results = replay(old_policy, new_policy, stored)
     changed = [r for r in results if r.changed]
     if changed:
@@ -190,8 +187,8 @@ def _changes_table(changed: list[Replay]) -> Table:
         repo = r.report.facts.repo
         where = f"{repo.id or '(no repo id)'}@{(repo.revision or '?')[:12]}"
         old, new = r.old.verdict.value, r.new.verdict.value
-        table.add_row(Path(r.report.source).name, where, Text(old, _VERDICT_STYLE[old]),
-                      Text(new, _VERDICT_STYLE[new]), "\n".join(r.responsible()))
+        table.add_row(Path(r.report.source).name, where, Text(old, VERDICT_STYLE[old]),
+                      Text(new, VERDICT_STYLE[new]), "\n".join(r.responsible()))
     return table
 
 
@@ -202,13 +199,13 @@ def docs(
     ] = False,
 ) -> None:
     """Regenerate policies/README.md from the schema and the CEL variable table."""
-    path = policies_dir() / "README.md"
+    path = Settings().policies_root() / "README.md"
     text = render_policy_docs()
     if check_only:
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
             out().print(Text(f"{path} is stale: run `hfvet policy docs`", style="red"))
-            raise typer.Exit(EXIT_FAILED)
+            raise typer.Exit(exit_codes.EXIT_FAILED)
         return
     path.write_text(text, encoding="utf-8")
     out().print(Text(f"wrote {path}"))

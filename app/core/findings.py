@@ -37,6 +37,9 @@ class Finding:
     evidence: str | None = None
 
 
+SCAN_ERROR = "scan-error"  # a scanner could not finish; emitted through ScanOutcome.failed
+
+
 class Status(enum.Enum):
     """How a scanner's pass over a file ended."""
 
@@ -62,7 +65,7 @@ class ScanOutcome:
         cls, scanner: str, path: str, detail: str, findings: list[Finding] | None = None
     ) -> ScanOutcome:
         """A failed scan keeps what it found before failing, plus a high finding."""
-        error = Finding(path, scanner, "scan-error", Severity.HIGH, f"{scanner} could not scan: {detail}")
+        error = Finding(path, scanner, SCAN_ERROR, Severity.HIGH, f"{scanner} could not scan: {detail}")
         return cls(scanner, path, Status.FAILED, (*(findings or []), error), detail)
 
     @classmethod

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from app.core.findings import Finding, ScanOutcome, Severity, Status
+from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.sniff import refine_format
@@ -18,6 +18,18 @@ from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.verdict import Decision, interim_decision
+
+NAME = "pipeline"
+RULE_UNSCANNED = "unscanned"
+RULE_READ_ERROR = "read-error"
+RULE_VET_TIMEOUT = "vet-timeout"
+# Emitted by the pipeline itself rather than by a scanner (scan-error is ScanOutcome.failed's).
+PIPELINE_RULES = (
+    RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format: it was not vetted"),
+    RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
+    RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
+    RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past `--timeout` before the file was scanned"),
+)
 
 
 def default_decide(_m: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
@@ -99,13 +111,13 @@ def scan_file(
 def _no_scanner(entry: ManifestFile) -> FileResult:
     if entry.format == Format.EMPTY:
         return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
-    finding = Finding(entry.path, "pipeline", "unscanned", Severity.MEDIUM,
+    finding = Finding(entry.path, NAME, RULE_UNSCANNED, Severity.MEDIUM,
                       f"no scanner handles format {entry.format!r}; the file was not vetted")
     return FileResult(_file_report(entry, False), [finding])
 
 
 def _timed_out(file: ManifestFile, budget: float) -> FileResult:
-    finding = Finding(file.path, "pipeline", "vet-timeout", Severity.HIGH,
+    finding = Finding(file.path, NAME, RULE_VET_TIMEOUT, Severity.HIGH,
                       f"the vet ran past its {budget:g}s budget before this file was scanned")
     return FileResult(_file_report(file, False), [finding])
 
@@ -125,7 +137,7 @@ def _run(scanner: Scanner, ctx: ScanContext) -> ScanOutcome:
 
 
 def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
-    finding = Finding(file.path, "pipeline", "read-error", Severity.HIGH,
+    finding = Finding(file.path, NAME, RULE_READ_ERROR, Severity.HIGH,
                       f"could not read the file: {type(exc).__name__}: {exc}")
     return FileResult(_file_report(file.with_format(Format.UNREADABLE), False), [finding])
 

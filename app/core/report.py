@@ -1,11 +1,11 @@
-"""The vet report: the contract of DESIGN §6.2, as plain values."""
+"""The vet report: the contract of DESIGN §6.2, as plain values (JSON in `report_json`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.findings import Finding, Severity
+from app.core.findings import Finding
 from app.core.verdict import Decision, Verdict
 
 
@@ -41,44 +41,3 @@ class Report:
     @property
     def verdict(self) -> Verdict:
         return self.decision.verdict
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "repo": self.repo,
-            "revision": self.revision,
-            "verdict": self.verdict.value,
-            "reasons": [
-                {"rule": r.rule, "decision": r.decision.value, "message": r.message}
-                for r in self.decision.reasons
-            ],
-            "policy": {"name": self.decision.policy.name, "sha256": self.decision.policy.sha256},
-            "findings": [finding_to_dict(f) for f in self.findings],
-            "files": [vars(f).copy() for f in self.files],
-            "stats": vars(self.stats).copy(),
-            "scanners": dict(self.scanners),
-            "identity": dict(self.identity),
-        }
-
-
-def finding_to_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "path": f.path,
-        "member": f.member,
-        "scanner": f.scanner,
-        "rule": f.rule,
-        "severity": f.severity.value,
-        "message": f.message,
-        "evidence": f.evidence,
-    }
-
-
-def finding_from_dict(d: dict[str, Any]) -> Finding:
-    return Finding(
-        path=d["path"],
-        scanner=d["scanner"],
-        rule=d["rule"],
-        severity=Severity(d["severity"]),
-        message=d["message"],
-        member=d.get("member"),
-        evidence=d.get("evidence"),
-    )

@@ -17,10 +17,6 @@ class Verdict(enum.Enum):
     def rank(self) -> int:
         return {"approve": 0, "review": 1, "reject": 2}[self.value]
 
-    @property
-    def exit_code(self) -> int:
-        return {"approve": 0, "reject": 1, "review": 3}[self.value]
-
 
 @dataclass(frozen=True)
 class Reason:

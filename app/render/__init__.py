@@ -1,1 +1,16 @@
-"""Report renderers: text (rich), JSON (DESIGN §6.2) and SARIF 2.1.0."""
+"""Report renderers, by `--format` name."""
+
+from __future__ import annotations
+
+from app.render.interface import Renderer
+from app.render.json_report import JsonRenderer
+from app.render.sarif import SarifRenderer
+from app.render.text import TextRenderer
+
+RENDERERS: dict[str, Renderer] = {
+    "text": TextRenderer(),
+    "json": JsonRenderer(),
+    "sarif": SarifRenderer(),
+}
+
+__all__ = ["RENDERERS", "Renderer"]

@@ -1,11 +1,11 @@
-"""Report JSON, the contract of DESIGN §6.2."""
+"""Report JSON, the contract of DESIGN §6.2 (written by the core codec)."""
 
 from __future__ import annotations
 
-import json
-
+from app.core import report_json
 from app.core.report import Report
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, sort_keys=False)
+class JsonRenderer:
+    def render(self, report: Report, *, show_info: bool = False) -> str:
+        return report_json.dumps(report) + "\n"  # info findings are always part of the contract

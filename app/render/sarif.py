@@ -27,8 +27,9 @@ _SECURITY_SEVERITY = {
 }
 
 
-def render_sarif(report: Report) -> str:
-    return json.dumps(sarif_document(report), indent=2)
+class SarifRenderer:
+    def render(self, report: Report, *, show_info: bool = False) -> str:
+        return json.dumps(sarif_document(report), indent=2) + "\n"
 
 
 def sarif_document(report: Report) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections import defaultdict
 
 from rich.console import Console
@@ -19,6 +20,18 @@ SEVERITY_STYLE = {
     Severity.INFO: "dim",
 }
 VERDICT_STYLE = {"approve": "bold green", "review": "bold yellow", "reject": "bold red"}
+
+
+class TextRenderer:
+    """Rich text for a terminal (styled there, plain when piped), as ``Console()`` would print it."""
+
+    def render(self, report: Report, *, show_info: bool = False) -> str:
+        probe = Console()  # the terminal this run writes to: its width and colour support
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=probe.width, color_system="auto" if probe.color_system else None,
+                          force_terminal=probe.is_terminal, legacy_windows=False)
+        print_report(report, console, show_info=show_info)
+        return buffer.getvalue()
 
 
 def print_report(report: Report, console: Console, *, show_info: bool = False) -> None:

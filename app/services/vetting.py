@@ -1,71 +1,81 @@
-"""Glue between the pure core and the outside: pick a source, scanners and a decision."""
+"""Vetting use cases shared by the CLI, the API and the job workers: pick a source, scanners, a decision.
+
+Nothing here draws on a terminal or exits: progress is handed in, errors are ``HfvetError``s.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from app.cli.progress import vet_progress
 from app.core.limits import Limits
 from app.core.pipeline import default_decide, vet
 from app.core.policy.engine import make_decide
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
-from app.core.ports import DecideFn, Source
+from app.core.ports import DecideFn, ProgressFn, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
-from app.errors import UsageError
-from app.settings import resolve_policy
+from app.errors import InputError
+from app.settings import Settings
 from app.sources.local import LocalSource
 
+# (number of files, label) -> a context yielding the per-file callback, or None for no progress.
+ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
 
-def decide_for(policy_path: Path | None) -> DecideFn:
+
+def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
     """The trust policy's decision, or the interim severity verdict without one."""
     if policy_path is None:
         return default_decide
     try:
-        return make_decide(load_policy(resolve_policy(policy_path)))
+        return make_decide(load_policy(settings.resolve_policy(policy_path)))
     except PolicyError as exc:
-        raise UsageError(str(exc)) from exc
+        raise InputError(str(exc)) from exc
 
 
 def scan_local(
     path: Path,
     *,
+    settings: Settings,
     repo_id: str | None = None,
     policy_path: Path | None = None,
     limits: Limits | None = None,
-    show_progress: bool | None = None,
+    progress: ProgressFactory | None = None,
 ) -> Report:
     """Vet a downloaded snapshot directory or a single file."""
     if not path.exists():
-        raise UsageError(f"no such file or directory: {path}")
-    decide = decide_for(policy_path)
+        raise InputError(f"no such file or directory: {path}")
+    decide = decide_for(policy_path, settings)
     source = LocalSource(path, repo_id=repo_id)
-    return _run(source, repo_id or path.name, decide, limits, show_progress, workers=4)
+    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers)
 
 
 def vet_remote(
     repo_id: str,
     *,
+    settings: Settings,
     revision: str = "main",
     policy_path: Path | None = None,
-    endpoint: str | None = None,
-    token: str | None = None,
     limits: Limits | None = None,
-    show_progress: bool | None = None,
-    workers: int = 8,
+    progress: ProgressFactory | None = None,
 ) -> Report:
     """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit."""
-    from app.sources.hub import HubSource  # the network client is only needed here
+    from app.sources.hub import HubClient, HubSource  # the network client is only needed here
 
-    decide = decide_for(policy_path)  # a bad policy fails before any hub traffic
-    source = HubSource(repo_id, revision, endpoint=endpoint, token=token)
-    return _run(source, repo_id, decide, limits, show_progress, workers)
+    decide = decide_for(policy_path, settings)  # a bad policy fails before any hub traffic
+    source = HubSource.open(repo_id, revision, hub=HubClient.from_settings(settings))
+    return _run(source, repo_id, decide, limits, progress, settings.hub_workers)
 
 
 def _run(
-    source: Source, label: str, decide: DecideFn, limits: Limits | None, show_progress: bool | None, workers: int
+    source: Source, label: str, decide: DecideFn, limits: Limits | None, progress: ProgressFactory | None, workers: int
 ) -> Report:
     total = len(source.manifest().files)
-    with vet_progress(total, label, enabled=show_progress) as progress:
-        return vet(source, all_scanners(), limits=limits, decide=decide, progress=progress, workers=workers)
+    with (progress or _no_progress)(total, label) as on_file:
+        return vet(source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers)
+
+
+def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn | None]:
+    return nullcontext(None)

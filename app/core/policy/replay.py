@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -11,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from app.core import report_json
 from app.core.policy.engine import evaluate
 from app.core.policy.errors import PolicyError
 from app.core.policy.facts import PolicyFacts, facts_from_report_dict
@@ -48,9 +48,9 @@ class Replay:
 
 def read_report(path: Path) -> StoredReport:
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PolicyError.single(str(path), None, f"cannot read report JSON: {exc}") from exc
+        data = report_json.read(path)
+    except report_json.ReportFormatError as exc:
+        raise PolicyError.single(str(path), None, str(exc).removeprefix(f"{path}: ")) from exc
     facts = facts_from_report_dict(data, str(path))  # rejects anything but a report mapping
     try:
         RecordedOutcome.model_validate(data)

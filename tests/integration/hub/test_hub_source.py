@@ -15,13 +15,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.ports import SourceError
 from app.hubfixture import AppServer, create_app
+from app.settings import Settings
 from app.sources.hub import (
     HubAccessDenied,
+    HubClient,
     HubProtocolError,
     HubRepoNotFound,
     HubRevisionNotFound,
     HubSource,
     HubUnreachable,
+    resolve_revision,
 )
 from tests.integration.hub.hubdata import GOOD_TOKEN, SPARSE_SIZE, sha256_of
 
@@ -36,7 +39,16 @@ class Sleeps(list[float]):
 
 
 def source(url: str, repo: str = REPO, revision: str = "main", **kw: object) -> HubSource:
-    return HubSource(repo, revision, endpoint=url, token=False, **kw)  # type: ignore[arg-type]
+    return HubSource.open(repo, revision, hub=HubClient.create(url, False, **kw))  # type: ignore[arg-type]
+
+
+def test_resolve_revision_names_the_commit_without_listing_files(hub_url: str) -> None:
+    hub = HubClient.create(hub_url, False)
+    commit = resolve_revision(REPO, "main", hub)
+    assert commit == source(hub_url).commit
+    assert resolve_revision(REPO, commit, hub) == commit
+    with pytest.raises(HubRevisionNotFound):
+        resolve_revision(REPO, "no-such-branch", hub)
 
 
 def test_manifest_pins_the_commit_and_matches_content(hub_url: str, hub_root: Path) -> None:
@@ -145,9 +157,10 @@ def test_offline_mode_is_unreachable(hub_url: str, monkeypatch: pytest.MonkeyPat
 def test_hf_endpoint_and_hf_token_env_are_honoured(hub_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", hub_url)
     monkeypatch.setenv("HF_TOKEN", GOOD_TOKEN)
-    private = HubSource("acme/private")
-    assert private.endpoint == hub_url and private.read("config.json", 0, 3) == b"{}\n"
-    assert HubSource("acme/gated").read("config.json", 0, 1) == b"{"
+    hub = HubClient.from_settings(Settings())
+    private = HubSource.open("acme/private", hub=hub)
+    assert hub.endpoint == hub_url and private.read("config.json", 0, 3) == b"{}\n"
+    assert HubSource.open("acme/gated", hub=hub).read("config.json", 0, 1) == b"{"
 
 
 # --- fault injection: the fixture app wrapped so the next matching request misbehaves ----------

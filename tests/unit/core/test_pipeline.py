@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from app.core import report_json
 from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
@@ -79,7 +80,7 @@ def test_several_scanners_share_one_read(tmp_path: Path) -> None:
 
 def test_report_json_contract(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("EVIL")
-    doc = vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()]).to_dict()
+    doc = report_json.dump(vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()]))
     assert set(doc) == {
         "repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats", "scanners", "identity",
     }

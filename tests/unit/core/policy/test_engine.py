@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core import report_json
 from app.core.pipeline import vet
 from app.core.policy import evaluate, explain, facts_from_report_dict, load_policy, make_decide
 from app.core.verdict import Reason, Verdict
@@ -149,7 +150,7 @@ def test_make_decide_plugs_into_the_pipeline(tmp_path: Path) -> None:
     assert report.verdict is Verdict.REVIEW  # no scanner handled README.md: unscanned
     assert "incomplete-scan" in rules_of(report.decision.reasons)
 
-    replayed = facts_from_report_dict(json.loads(json.dumps(report.to_dict())))
+    replayed = facts_from_report_dict(json.loads(json.dumps(report_json.dump(report))))
     assert evaluate(loaded, replayed) == report.decision
 
 

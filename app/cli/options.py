@@ -1,0 +1,36 @@
+"""Options shared by several commands, declared once."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.core.limits import Limits
+
+
+class OutputFormat(StrEnum):
+    """--format choices: one per entry of RENDERERS (a test keeps the two equal)."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+PolicyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy",
+        help="Trust policy: a YAML file or a shipped name (default, strict). "
+        "Without it a severity-only interim verdict is used.",
+    ),
+]
+ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option("--timeout", min=1, help="Seconds for the whole vet; files not started by then are unscanned."),
+]
+DEFAULT_TIMEOUT = Limits.max_vet_seconds

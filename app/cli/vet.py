@@ -1,0 +1,73 @@
+"""`hfvet scan` and `hfvet vet`: vet a local snapshot or a hub repo and print the report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli import exit_codes
+from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
+from app.cli.progress import vet_progress
+from app.core.limits import Limits
+from app.core.report import Report
+from app.render import RENDERERS
+from app.services.vetting import scan_local, vet_remote
+from app.settings import Settings
+
+
+def scan(
+    path: Annotated[Path, typer.Argument(help="A downloaded snapshot directory or a single file.")],
+    repo: Annotated[
+        str | None, typer.Option("--repo", help="ORG/NAME identity for the trust policy (default: unknown).")
+    ] = None,
+    policy: PolicyOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+    show_info: ShowInfoOpt = False,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+) -> None:
+    """Vet a local snapshot directory or a single file. Nothing is loaded or executed."""
+    limits = Limits(max_vet_seconds=timeout)
+    report = exit_codes.guard(
+        lambda: scan_local(
+            path, settings=Settings(), repo_id=repo, policy_path=policy, limits=limits, progress=vet_progress
+        )
+    )
+    emit(report, fmt, show_info)
+    raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def vet(
+    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    revision: Annotated[str, typer.Option("--revision", "-r", help="Branch, tag or commit sha.")] = "main",
+    policy: PolicyOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
+    show_info: ShowInfoOpt = False,
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", help="Hub URL (default: $HF_ENDPOINT, else huggingface.co).")
+    ] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Hub token (default: $HF_TOKEN).")] = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+) -> None:
+    """Vet a repo from the hub at a pinned commit, reading only what a loader would execute."""
+    limits = Limits(max_vet_seconds=timeout)
+    settings = _with_hub(Settings(), endpoint, token)
+    report = exit_codes.guard(
+        lambda: vet_remote(
+            repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress
+        )
+    )
+    emit(report, fmt, show_info)
+    raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def emit(report: Report, fmt: str, show_info: bool) -> None:
+    sys.stdout.write(RENDERERS[fmt].render(report, show_info=show_info))
+
+
+def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Settings:
+    """Command-line options win over the environment."""
+    changes = {k: v for k, v in (("hf_endpoint", endpoint), ("hf_token", token)) if v is not None}
+    return settings.model_copy(update=changes)

@@ -1,0 +1,152 @@
+"""The report JSON codec (DESIGN §6.2): ``dump`` a Report, ``load`` one back.
+
+One codec for every reader and writer: the renderers, policy replay, and the store and API.
+``load`` validates the whole document, so a stored report that does not parse is a clear
+``ReportFormatError``, never a half-read verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.findings import Finding, Severity
+from app.core.report import FileReport, Report, Stats
+from app.core.verdict import Decision, PolicyRef, Reason, Verdict
+
+VerdictName = Literal["approve", "review", "reject"]
+SeverityName = Literal["info", "low", "medium", "high", "critical"]
+
+
+class ReportFormatError(ValueError):
+    """A document that is not a well-formed hfvet report."""
+
+
+def dump(report: Report) -> dict[str, Any]:
+    """The report as the §6.2 JSON object (plain dicts, lists and scalars)."""
+    return {
+        "repo": report.repo,
+        "revision": report.revision,
+        "verdict": report.verdict.value,
+        "reasons": [
+            {"rule": r.rule, "decision": r.decision.value, "message": r.message} for r in report.decision.reasons
+        ],
+        "policy": {"name": report.decision.policy.name, "sha256": report.decision.policy.sha256},
+        "findings": [dump_finding(f) for f in report.findings],
+        "files": [vars(f).copy() for f in report.files],
+        "stats": vars(report.stats).copy(),
+        "scanners": dict(report.scanners),
+        "identity": dict(report.identity),
+    }
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(dump(report), indent=2, sort_keys=False)
+
+
+def dump_finding(f: Finding) -> dict[str, Any]:
+    return {
+        "path": f.path,
+        "member": f.member,
+        "scanner": f.scanner,
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "message": f.message,
+        "evidence": f.evidence,
+    }
+
+
+def load(data: object, source: str = "<report>") -> Report:
+    """A Report from its §6.2 JSON object; ``ReportFormatError`` says what is wrong and where."""
+    if not isinstance(data, Mapping):
+        raise ReportFormatError(f"{source}: not a hfvet report (expected a JSON object)")
+    try:
+        doc = _ReportDoc.model_validate(data)
+    except ValidationError as exc:
+        raise ReportFormatError(f"{source}: malformed report: {exc}") from exc
+    return doc.to_report()
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The JSON object stored at ``path`` (not yet validated as a report)."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportFormatError(f"{path}: cannot read report JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ReportFormatError(f"{path}: not a hfvet report (expected a JSON object)")
+    return data
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)  # newer writers may add keys
+
+
+class _ReasonDoc(_Doc):
+    rule: str
+    decision: VerdictName
+    message: str
+
+
+class _PolicyDoc(_Doc):
+    name: str
+    sha256: str | None = None
+
+
+class _FindingDoc(_Doc):
+    path: str
+    member: str | None = None
+    scanner: str
+    rule: str
+    severity: SeverityName
+    message: str
+    evidence: str | None = None
+
+
+class _FileDoc(_Doc):
+    path: str
+    size: int = Field(ge=0)
+    sha256: str | None = None
+    blob_id: str | None = None
+    format: str
+    scanned: bool  # required: a stored report must say whether each file was vetted
+
+
+class _StatsDoc(_Doc):
+    files: int = Field(ge=0)
+    repo_bytes: int = Field(ge=0)
+    bytes_read: int = Field(ge=0)
+    seconds: float = Field(ge=0)
+
+
+class _ReportDoc(_Doc):
+    repo: str | None = None
+    revision: str | None = None
+    verdict: VerdictName
+    reasons: list[_ReasonDoc]
+    policy: _PolicyDoc
+    findings: list[_FindingDoc]
+    files: list[_FileDoc]
+    stats: _StatsDoc
+    scanners: dict[str, str] = Field(default_factory=dict)
+    identity: dict[str, Any] = Field(default_factory=dict)
+
+    def to_report(self) -> Report:
+        reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
+        return Report(
+            repo=self.repo,
+            revision=self.revision,
+            decision=Decision(Verdict(self.verdict), reasons, PolicyRef(self.policy.name, self.policy.sha256)),
+            findings=tuple(
+                Finding(f.path, f.scanner, f.rule, Severity(f.severity), f.message, f.member, f.evidence)
+                for f in self.findings
+            ),
+            files=tuple(FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned) for f in self.files),
+            stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),
+            scanners=dict(self.scanners),
+            identity=dict(self.identity),
+        )
