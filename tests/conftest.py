@@ -6,4 +6,4 @@ import os
 
 # The real Hub is unreachable here: make any accidental hub call fail fast instead of hanging.
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")
+os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # and the socket guard blocks the rest

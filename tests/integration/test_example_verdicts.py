@@ -7,7 +7,6 @@ policy, not from content scanners; here they are only checked not to trip conten
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from app.core.findings import Severity
 from app.core.pipeline import vet
 from app.core.report import Report
-from app.core.scanners.base import Scanner
+from app.core.scanners import all_scanners
 from app.core.verdict import Verdict
 from app.examples import EXAMPLES, ExampleRepo, build_examples, example
 from app.sources.local import LocalSource
@@ -31,20 +30,9 @@ EXPECTED_PATHS = {
 }
 
 
-def registered_scanners() -> Sequence[Scanner]:
-    # Imported lazily: the registry fills up as scanners land.
-    import app.core.scanners as registry
-
-    if hasattr(registry, "all_scanners"):
-        return tuple(registry.all_scanners())
-    return tuple(registry.ALL_SCANNERS)  # type: ignore[attr-defined]
-
-
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
-    scanners = registered_scanners()
-    if not scanners:
-        pytest.fail("no scanners registered in app.core.scanners")
+    scanners = all_scanners()
     root: Path = tmp_path_factory.mktemp("snapshots")
     build_examples(root, hub_meta=False)  # snapshot layout: repo content only
     return {ex.repo_id: vet(LocalSource(ex.path(root), repo_id=ex.repo_id), scanners) for ex in EXAMPLES}

@@ -257,7 +257,11 @@ def test_serve_blocks_and_reports_its_url(hub_root: Path) -> None:
         "import sys; from pathlib import Path; from app.hubfixture import serve; "
         "serve(Path(sys.argv[1]), on_ready=lambda url: print(url, flush=True), log_level='warning')"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, str(hub_root)], stdout=subprocess.PIPE, text=True)
+    with subprocess.Popen([sys.executable, "-c", script, str(hub_root)], stdout=subprocess.PIPE, text=True) as proc:
+        _check_served(proc)
+
+
+def _check_served(proc: subprocess.Popen[str]) -> None:
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()

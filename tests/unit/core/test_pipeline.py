@@ -4,41 +4,13 @@ from pathlib import Path
 from typing import ClassVar
 
 from app.core import report_json
-from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
+from app.core.findings import Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
 from app.core.pipeline import vet
-from app.core.scanners.base import ScanContext
 from app.core.verdict import Verdict
 from app.sources.local import LocalSource
-
-
-class TextScanner:
-    """Flags the word EVIL with a chosen severity; reads the whole (small) file."""
-
-    name: ClassVar[str] = "fake-text"
-    rules: ClassVar[tuple[RuleInfo, ...]] = (RuleInfo("evil", Severity.HIGH, "says EVIL"),)
-
-    def __init__(self, severity: Severity = Severity.HIGH) -> None:
-        self.severity = severity
-
-    def handles(self, file: ManifestFile) -> bool:
-        return file.format == "text"
-
-    def scan(self, ctx: ScanContext) -> ScanOutcome:
-        data = ctx.blob.read(0, ctx.blob.size)
-        found = [Finding(ctx.file.path, self.name, "evil", self.severity, "EVIL")] if b"EVIL" in data else []
-        return ScanOutcome.scanned(self.name, ctx.file.path, found)
-
-    def version(self) -> str:
-        return "1"
-
-
-class CrashingScanner(TextScanner):
-    name: ClassVar[str] = "crashing"
-
-    def scan(self, ctx: ScanContext) -> ScanOutcome:
-        raise RuntimeError("boom")
+from tests.fakes import CrashingScanner, MemorySource, TextScanner
 
 
 def test_clean_text_is_approved(tmp_path: Path) -> None:
@@ -121,3 +93,14 @@ def test_files_not_started_before_the_deadline_are_unscanned_and_never_approved(
     assert report.verdict is Verdict.REJECT
     assert [f.rule for f in report.findings] == ["vet-timeout"]
     assert not report.files[0].scanned
+
+
+def test_a_memory_source_vets_like_a_directory(tmp_path: Path) -> None:
+    files = {"README.md": b"EVIL here", "notes.txt": b"fine"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    in_memory = vet(MemorySource(files), [TextScanner()])
+    on_disk = vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()])
+    assert [(f.path, f.rule) for f in in_memory.findings] == [(f.path, f.rule) for f in on_disk.findings]
+    assert in_memory.verdict is on_disk.verdict is Verdict.REJECT
+    assert in_memory.stats.bytes_read == on_disk.stats.bytes_read > 0

@@ -95,3 +95,16 @@ def test_extension_is_ignored_zip_members_decide() -> None:
 
 def test_empty_file() -> None:
     assert detect_format(b"", 0) == "empty"
+
+
+def test_format_groups_name_only_formats_and_agree() -> None:
+    from app.core.formats import detect
+
+    groups = [detect.ZIP_KINDS, detect.PEER_ZIP_KINDS, detect.INFLATABLE, detect.EXECUTABLES,
+              detect.NESTED_ARCHIVES, detect.UNSUPPORTED_COMPRESSION, frozenset(detect.LOADS_THROUGH_PICKLE)]
+    for group in groups:
+        assert all(isinstance(f, detect.Format) for f in group)
+    assert detect.PEER_ZIP_KINDS <= detect.ZIP_KINDS
+    assert detect.COMPRESSED_STREAMS <= detect.INFLATABLE
+    names = [["a/data.pkl"], ["x.npy"], ["config.json", "model.h5"], ["p-1.dist-info/RECORD"], ["other"]]
+    assert {detect.refine_zip(n) for n in names} == detect.ZIP_KINDS

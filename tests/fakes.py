@@ -1,0 +1,67 @@
+"""Shared fakes built on the real interfaces: an in-memory Source and small scanners."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
+from app.core.manifest import Manifest, ManifestFile, RepoIdentity
+from app.core.ports import SourceError
+from app.core.scanners.base import ScanContext
+
+
+class MemorySource:
+    """A Source over a dict of path -> bytes, counting what is read."""
+
+    def __init__(self, files: dict[str, bytes], repo_id: str | None = "org/name", revision: str | None = None) -> None:
+        self._files = dict(files)
+        self._manifest = Manifest(
+            RepoIdentity(repo_id, revision), tuple(ManifestFile(p, len(b)) for p, b in sorted(files.items()))
+        )
+        self._read = 0
+
+    def manifest(self) -> Manifest:
+        return self._manifest
+
+    def size(self, path: str) -> int:
+        try:
+            return len(self._files[path])
+        except KeyError:
+            raise SourceError(f"unknown file {path!r}") from None
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        data = self._files[path][offset : offset + max(0, length)]
+        self._read += len(data)
+        return data
+
+    @property
+    def bytes_read(self) -> int:
+        return self._read
+
+
+class TextScanner:
+    """Flags the word EVIL with a chosen severity; reads the whole (small) file."""
+
+    name: ClassVar[str] = "fake-text"
+    rules: ClassVar[tuple[RuleInfo, ...]] = (RuleInfo("evil", Severity.HIGH, "says EVIL"),)
+
+    def __init__(self, severity: Severity = Severity.HIGH) -> None:
+        self.severity = severity
+
+    def handles(self, file: ManifestFile) -> bool:
+        return file.format == "text"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        data = ctx.blob.read(0, ctx.blob.size)
+        found = [Finding(ctx.file.path, self.name, "evil", self.severity, "EVIL")] if b"EVIL" in data else []
+        return ScanOutcome.scanned(self.name, ctx.file.path, found)
+
+    def version(self) -> str:
+        return "1"
+
+
+class CrashingScanner(TextScanner):
+    name: ClassVar[str] = "crashing"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        raise RuntimeError("boom")
