@@ -33,3 +33,13 @@ def test_scan_sarif_is_sarif_2_1_0(tmp_path: Path) -> None:
     assert run["tool"]["driver"]["name"] == "hfvet"
     assert run["results"], "an unvetted binary must show up as a result"
     assert all(r["ruleId"] == run["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] for r in run["results"])
+
+
+def test_the_console_script_target_exists() -> None:
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attr = scripts["hfvet"].partition(":")
+    assert callable(getattr(importlib.import_module(module), attr))
