@@ -27,8 +27,22 @@ class Settings(BaseSettings):
     policies_dir: Path | None = Field(
         None, description="Where `--policy NAME` and `hfvet policy` look (default: ./policies, else the packaged copy)."
     )
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL of the verdict store (default: a SQLite file in the user's data folder)."
+    )
+    data_home: Path | None = Field(
+        None, validation_alias=AliasChoices("XDG_DATA_HOME"), description="Base of the default SQLite path."
+    )
+    policy: Path = Field(Path("default"), description="The active trust policy (file or shipped name) for the gate.")
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+
+    def store_url(self) -> str:
+        """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""
+        if self.database_url:
+            return self.database_url
+        base = self.data_home or Path.home() / ".local" / "share"
+        return f"sqlite:///{base / 'hfvet' / 'hfvet.db'}"
 
     def policies_root(self) -> Path:
         """$HFVET_POLICIES_DIR, else `./policies` in a checkout, else the one next to the app package."""

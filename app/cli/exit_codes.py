@@ -17,6 +17,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a reject verdict, or a check that found problems (policy test, docs --check)
 EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreachable
 EXIT_REVIEW = 3
+EXIT_NOT_VETTED = 4  # hfvet gate: nothing stored for that revision
+EXIT_MOVED = 5  # hfvet gate: the branch moved past the newest approved commit
 EXIT_INTERRUPTED = 130
 
 _VERDICT_EXIT = {Verdict.APPROVE: EXIT_OK, Verdict.REJECT: EXIT_FAILED, Verdict.REVIEW: EXIT_REVIEW}

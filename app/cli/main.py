@@ -8,6 +8,8 @@ import typer
 from rich.console import Console
 
 from app.cli import checks, demo, exit_codes, vet
+from app.cli.db import db_app
+from app.cli.gate import gate_cmd
 from app.cli.hub import hub_app
 from app.cli.policy import policy_app
 
@@ -21,10 +23,12 @@ app = typer.Typer(
 )
 app.command()(vet.scan)
 app.command("vet")(vet.vet)
+app.command("gate")(gate_cmd)
 app.command()(demo.demo)
 app.command()(checks.checks)
 app.add_typer(policy_app, name="policy")
 app.add_typer(hub_app, name="hub")
+app.add_typer(db_app, name="db")
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ from app.cli.progress import vet_progress
 from app.core.limits import Limits
 from app.core.report import Report
 from app.render import RENDERERS
-from app.services.vetting import scan_local, vet_remote
+from app.services.store import open_store
+from app.services.vetting import record, scan_local, vet_remote
 from app.settings import Settings
 
 
@@ -50,15 +51,23 @@ def vet(
     ] = None,
     token: Annotated[str | None, typer.Option("--token", help="Hub token (default: $HF_TOKEN).")] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the verdict in the store.")] = False,
 ) -> None:
-    """Vet a repo from the hub at a pinned commit, reading only what a loader would execute."""
+    """Vet a repo from the hub at a pinned commit, reading only what a loader would execute.
+
+    The report is stored (HFVET_DATABASE_URL; SQLite by default) so `hfvet gate` can answer for it.
+    """
     limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
+    store = None if no_store else exit_codes.guard(lambda: open_store(settings))  # fail before hub traffic
     report = exit_codes.guard(
         lambda: vet_remote(
             repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress
         )
     )
+    if store is not None:
+        exit_codes.guard(lambda: record(store, report, requested_revision=revision, actor=_actor()))
+        store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
 
@@ -71,3 +80,12 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
     """Command-line options win over the environment."""
     changes = {k: v for k, v in (("hf_endpoint", endpoint), ("hf_token", token)) if v is not None}
     return settings.model_copy(update=changes)
+
+
+def _actor() -> str:
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from app.core.limits import Limits
 from app.core.pipeline import default_decide, vet
 from app.core.policy.engine import make_decide
@@ -17,7 +19,10 @@ from app.core.policy.loader import load_policy
 from app.core.ports import DecideFn, ProgressFn, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
+from app.db.repository import save_report
+from app.db.session import Store
 from app.errors import InputError
+from app.services.store import StoreError
 from app.settings import Settings
 from app.sources.local import LocalSource
 
@@ -79,3 +84,12 @@ def _run(
 
 def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn | None]:
     return nullcontext(None)
+
+
+def record(store: Store, report: Report, *, requested_revision: str | None, actor: str) -> int:
+    """Store a vet's report (with its manifest) so the gate can answer for its commit."""
+    try:
+        with store.session() as session:
+            return save_report(session, report, requested_revision=requested_revision, actor=actor)
+    except SQLAlchemyError as exc:  # the transaction rolled back whole: nothing half-written
+        raise StoreError(f"cannot store the report: {type(exc).__name__}: {exc}") from exc

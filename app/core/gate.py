@@ -1,0 +1,82 @@
+"""The pure gate rule: (requested revision, resolved head, stored outcomes) -> one answer.
+
+No I/O here: the service resolves branches on the hub, loads stored outcomes and re-decides
+them under the active policy; this module only says what those facts mean for a deploy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+SHA1 = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The effective, current outcome for one vetted commit of one repo."""
+
+    sha: str
+    approved: bool  # policy approve, a reviewer's approval of `review`, or an admin override
+    verdict: str  # the policy verdict under the active policy
+    reasons: tuple[str, ...]
+    decided_at: datetime
+    decided_by: str  # "policy <name>" or the reviewer's token name
+
+
+@dataclass(frozen=True)
+class Approved:
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Denied:
+    """Vetted, and not approved (rejected, or waiting for review)."""
+
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class NotVetted:
+    revision: str | None
+
+
+@dataclass(frozen=True)
+class Moved:
+    """The branch head moved past the newest approved commit."""
+
+    head: str
+    newest_approved: Outcome
+
+
+Answer = Approved | Denied | NotVetted | Moved
+
+
+def is_commit(revision: str | None) -> bool:
+    return revision is not None and SHA1.fullmatch(revision) is not None
+
+
+def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]) -> Answer:
+    """The gate's answer.
+
+    ``requested`` is what the caller asked for (None: the newest approved revision); ``head``
+    is the commit a branch or tag resolves to now (the sha itself for an exact commit).
+    """
+    approved = sorted((o for o in outcomes if o.approved), key=lambda o: o.decided_at, reverse=True)
+    if requested is None:
+        return Approved(approved[0]) if approved else _newest_denied_or_missing(outcomes)
+    target = requested if is_commit(requested) else head
+    for_target = [o for o in outcomes if o.sha == target]
+    if for_target:
+        current = max(for_target, key=lambda o: o.decided_at)
+        return Approved(current) if current.approved else Denied(current)
+    if not is_commit(requested) and head is not None and approved:
+        return Moved(head, approved[0])
+    return NotVetted(target)
+
+
+def _newest_denied_or_missing(outcomes: list[Outcome]) -> Answer:
+    if not outcomes:
+        return NotVetted(None)
+    return Denied(max(outcomes, key=lambda o: o.decided_at))

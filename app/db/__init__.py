@@ -1,0 +1,1 @@
+"""The verdict store: SQLAlchemy rows, sessions and repository functions (SQLite or PostgreSQL)."""

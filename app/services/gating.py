@@ -1,0 +1,115 @@
+"""The deploy gate: may this repo at this revision be pulled? Answered under the active policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
+from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_report_dict, load_policy
+from app.core.ports import SourceError
+from app.db.repository import StoredReport, manifest_of, reports_for
+from app.db.session import Store
+from app.errors import HfvetError, InputError
+from app.settings import Settings
+
+Resolver = Callable[[str, str], str]  # (repo id, branch or tag) -> 40-hex commit on the hub now
+
+
+class GateError(HfvetError):
+    """The gate cannot answer (the hub is unreachable for a branch): it fails closed."""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    repo: str
+    requested: str | None
+    answer: Answer
+    policy: LoadedPolicy
+    files: list[dict[str, Any]]  # the approved commit's manifest; empty unless approved
+
+    @property
+    def approved(self) -> bool:
+        return isinstance(self.answer, Approved)
+
+    def to_dict(self) -> dict[str, Any]:
+        return gate_document(self)
+
+
+def active_policy(settings: Settings) -> LoadedPolicy:
+    try:
+        return load_policy(settings.resolve_policy(settings.policy))
+    except PolicyError as exc:
+        raise InputError(f"the active policy (HFVET_POLICY={settings.policy}) does not load: {exc}") from exc
+
+
+def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver) -> GateResult:
+    """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision)."""
+    with store.session() as session:
+        stored = reports_for(session, repo)
+    head = _head(repo, revision, resolve) if stored or revision else None
+    answer = decide_gate(revision, head, [outcome(r, policy) for r in stored])
+    files: list[dict[str, Any]] = []
+    if isinstance(answer, Approved):
+        with store.session() as session:
+            files = manifest_of(session, repo, answer.outcome.sha) or []
+    return GateResult(repo, revision, answer, policy, files)
+
+
+def outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
+    """The stored report's outcome, re-decided when it was recorded under another policy."""
+    if report.policy_sha256 == policy.sha256:
+        verdict = report.verdict
+        reasons = [f"{r.get('rule')}: {r.get('message')}" for r in report.document.get("reasons") or []]
+        by = f"policy {report.policy_name}"
+    else:
+        decision = evaluate(policy, facts_from_report_dict(report.document, f"report {report.id}"))
+        verdict = decision.verdict.value
+        reasons = [f"{r.rule}: {r.message}" for r in decision.reasons]
+        by = f"policy {policy.name} (re-decided from the findings recorded under {report.policy_name})"
+    return Outcome(report.sha, verdict == "approve", verdict, tuple(reasons), report.decided_at, by)
+
+
+def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:
+    if revision is None:
+        return None
+    if is_commit(revision):
+        return revision  # an exact commit needs no hub
+    try:
+        return resolve(repo, revision)
+    except (HfvetError, SourceError) as exc:
+        raise GateError(f"cannot resolve {repo}@{revision} on the hub, so it is not approved: {exc}") from exc
+
+
+def gate_document(result: GateResult) -> dict[str, Any]:
+    """The gate's answer as JSON (the CLI's --format json and, later, GET /gate)."""
+    answer = result.answer
+    doc: dict[str, Any] = {"repo": result.repo, "requested": result.requested, "approved": result.approved,
+                           "policy": {"name": result.policy.name, "sha256": result.policy.sha256}}
+    if isinstance(answer, Approved | Denied):
+        o = answer.outcome
+        doc |= {"revision": o.sha, "verdict": o.verdict, "reasons": list(o.reasons),
+                "decided_at": o.decided_at.isoformat(), "decided_by": o.decided_by}
+    if isinstance(answer, Approved):
+        doc |= {"files": result.files, "pins": pins(result.repo, answer.outcome.sha)}
+    elif isinstance(answer, Moved):
+        doc |= {"status": "moved", "head": answer.head, "newest_approved": answer.newest_approved.sha,
+                "reasons": [f"{result.requested} is at {answer.head}, which is not vetted; the newest approved "
+                            f"commit is {answer.newest_approved.sha}"]}
+    elif isinstance(answer, NotVetted):
+        doc |= {"status": "not-vetted", "revision": answer.revision,
+                "reasons": [f"not vetted: run `hfvet vet {result.repo}"
+                            + (f" --revision {result.requested}`" if result.requested else "`")]}
+    doc.setdefault("status", "approved" if result.approved else "denied")
+    return doc
+
+
+def pins(repo: str, sha: str) -> dict[str, str]:
+    """Ready-to-paste ways to pull exactly this commit."""
+    return {
+        "vllm": f"vllm serve {repo} --revision {sha}",
+        "sglang": f"python -m sglang.launch_server --model-path {repo} --revision {sha}",
+        "huggingface_hub": f"snapshot_download({repo!r}, revision={sha!r})",
+        "offline": f"HF_HUB_OFFLINE=1, with models--{repo.replace('/', '--')}/snapshots/{sha} in the HF cache",
+    }

@@ -1,0 +1,93 @@
+"""The deploy gate end to end: vet through the fixture hub, store, then `hfvet gate` as a deploy script would."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli.main import app
+from app.examples import build_examples
+from app.hubfixture import FixtureHub
+
+NVIDIA = "nvidia/DeepSeek-V4-Flash-NVFP4"
+CANADA = "canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP"
+runner = CliRunner()
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    root = tmp_path / "hub"
+    build_examples(root)
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    with FixtureHub(root) as served:
+        monkeypatch.setenv("HF_ENDPOINT", served.url)
+        yield root
+
+
+def vet(repo: str, *args: str) -> None:
+    result = runner.invoke(app, ["vet", repo, "--format", "json", *args])
+    assert result.exit_code in (0, 1, 3), result.output
+
+
+def gate(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["gate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_vendor_repo_is_approved_and_the_gate_prints_its_commit(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    code, out, _ = gate(NVIDIA)
+    assert code == 0 and len(out.strip()) == 40
+    sha = out.strip()
+    assert gate(NVIDIA, "--revision", sha)[:2] == (0, out)
+    assert gate(NVIDIA, "--revision", "main")[:2] == (0, out)
+    doc = json.loads(gate(NVIDIA, "--format", "json")[1])
+    assert doc["approved"] is True and doc["revision"] == sha and doc["policy"]["name"] == "default"
+    assert {f["path"] for f in doc["files"]} >= {"config.json", "model.safetensors.index.json"}
+    assert sha in doc["pins"]["vllm"]
+
+
+def test_third_party_repo_is_refused_with_reasons(hub: Path) -> None:
+    vet(CANADA, "--policy", "default")
+    code, out, err = gate(CANADA)
+    assert code == 1 and out == ""
+    assert "refused" in err and "(reject)" in err and "third-party" in err
+
+
+def test_a_repo_never_vetted_is_not_vetted(hub: Path) -> None:
+    code, _, err = gate(NVIDIA, "--revision", "a" * 40)
+    assert code == 4 and "hfvet vet" in err
+
+
+def test_a_branch_that_moved_is_refused_naming_the_approved_commit(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    approved = gate(NVIDIA)[1].strip()
+    (hub / NVIDIA / "README.md").write_text("a new commit on main\n")
+    code, _, err = gate(NVIDIA, "--revision", "main")
+    assert code == 5 and approved in err
+    assert gate(NVIDIA, "--revision", approved)[0] == 0  # the pinned commit stays approved
+
+
+def test_a_verdict_under_another_policy_is_re_decided(hub: Path) -> None:
+    vet(CANADA, "--policy", "unsafe-allow-all")  # approved, but only by a development policy
+    doc = json.loads(gate(CANADA, "--format", "json")[1])
+    assert doc["approved"] is False and doc["verdict"] == "reject"
+    assert "re-decided" in doc["decided_by"]
+
+
+def test_an_unreachable_hub_fails_closed_for_a_branch(hub: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vet(NVIDIA, "--policy", "default")
+    sha = gate(NVIDIA)[1].strip()
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    code, _, err = gate(NVIDIA, "--revision", "main")
+    assert code == 2 and "not approved" in err
+    assert gate(NVIDIA, "--revision", sha)[0] == 0  # an exact commit needs no hub
+
+
+def test_no_store_records_nothing(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default", "--no-store")
+    assert gate(NVIDIA)[0] == 4
