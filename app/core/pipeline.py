@@ -112,7 +112,7 @@ def _no_scanner(entry: ManifestFile) -> FileResult:
     if entry.format == Format.EMPTY:
         return FileResult(_file_report(entry, True), [])  # zero bytes: nothing a loader could run
     finding = Finding(entry.path, NAME, RULE_UNSCANNED, Severity.MEDIUM,
-                      f"no scanner handles format {entry.format!r}; the file was not vetted")
+                      f"no scanner handles format {str(entry.format)!r}; the file was not vetted")
     return FileResult(_file_report(entry, False), [finding])
 
 

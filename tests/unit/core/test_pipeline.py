@@ -104,3 +104,10 @@ def test_a_memory_source_vets_like_a_directory(tmp_path: Path) -> None:
     assert [(f.path, f.rule) for f in in_memory.findings] == [(f.path, f.rule) for f in on_disk.findings]
     assert in_memory.verdict is on_disk.verdict is Verdict.REJECT
     assert in_memory.stats.bytes_read == on_disk.stats.bytes_read > 0
+
+
+def test_the_unscanned_message_names_the_format_plainly(tmp_path: Path) -> None:
+    (tmp_path / "blob").write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)  # a zstd frame nothing here scans
+    report = vet(LocalSource(tmp_path), [TextScanner()])
+    (finding,) = [f for f in report.findings if f.rule == "unscanned"]
+    assert finding.message == "no scanner handles format 'zstd'; the file was not vetted"
