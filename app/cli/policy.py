@@ -15,10 +15,14 @@ from app.core.policy import LoadedPolicy, PolicyError, explain, load_policy
 from app.core.policy.cases import CaseResult, run_cases
 from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
+from app.core.policy.floor import FLOOR_RULE_IDS
+from app.core.policy.probes import lax_approvals
 from app.core.policy.replay import Replay, policy_changes, read_report, replay, report_files
 from app.render.text import VERDICT_STYLE
 from app.settings import Settings
 
+# Reasons the engine adds beside the rules' own: shown below the rules table.
+_ENGINE_REASONS = ("default", "waiver", "waiver-expired", "unsafe-policy", *FLOOR_RULE_IDS)
 _STATUS_STYLE = {"fired": "bold", "error": "bold red", "waived": "magenta", "not-fired": "dim"}
 
 policy_app = typer.Typer(
@@ -51,7 +55,11 @@ def check(
         list[Path] | None, typer.Argument(help="Policy files (default: policies/*.yaml).")
     ] = None,
 ) -> None:
-    """Validate policy files; errors are printed as file:line (exit 2)."""
+    """Validate policy files; errors are printed as file:line (exit 2).
+
+    Also warns (exit code unchanged) about an approve rule that would approve a third-party
+    repo with a critical finding, unscanned code or an executable.
+    """
     paths = files or sorted(Settings().policies_root().glob("*.yaml"))
     if not paths:
         _fail(PolicyError.single(str(Settings().policies_root()), None, "no policy files found"))
@@ -65,8 +73,15 @@ def check(
                 out().print(Text(str(issue), style="red"))
             continue
         out().print(Text(f"ok  {path}  {policy.name}  sha256:{policy.sha256}"))
+        _warn_lax_approvals(path, policy)
     if failed:
         raise typer.Exit(exit_codes.EXIT_ERROR)
+
+
+def _warn_lax_approvals(path: Path, policy: LoadedPolicy) -> None:
+    # A warning, not an error: the floor holds anyway, but the rule likely means less than it says.
+    for lax in lax_approvals(policy):
+        out().print(Text(f"warning: {path}: {lax.message(policy.model.unsafe)}", style="yellow"))
 
 
 @policy_app.command("test")
@@ -149,7 +164,7 @@ def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
     out().print(table)
     decision = evaluation.decision
     for reason in decision.reasons:
-        if reason.rule in ("default", "waiver", "waiver-expired", "unsafe-policy"):
+        if reason.rule in _ENGINE_REASONS:
             out().print(Text(f"{reason.rule}: {reason.message}"))
     out().print(Text.assemble(
         "verdict: ", (decision.verdict.value, VERDICT_STYLE[decision.verdict.value]),

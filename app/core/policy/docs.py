@@ -13,6 +13,7 @@ from pydantic.fields import FieldInfo
 from app.core.policy.activation import VARIABLES
 from app.core.policy.cases import Expectation, PolicyCase
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts, RepoFacts
+from app.core.policy.floor import CODE_FORMATS
 from app.core.policy.schema import RESERVED_RULE_IDS, Defaults, FindingMatch, Policy, Rule, Tiers, Waiver
 
 _INTRO = """\
@@ -29,7 +30,8 @@ verdict records the policy's name and sha256.
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.
-- `tests/<policy>/*.yaml`: fixture cases, one per file (`hfvet policy test`).
+- `tests/<policy>/*.yaml`: fixture cases, one per file (`hfvet policy test`). `tests/floor/`
+  holds the cases for the engine's floor, under a deliberately careless `lax-third-party.yml`.
 
 ## How a decision is made
 
@@ -38,17 +40,31 @@ verdict records the policy's name and sha256.
 2. Waivers that match the repo and revision are applied: a `finding` waiver drops matching
    findings, a `rule` waiver switches a rule off. An expired waiver is not applied and is
    reported as a `waiver-expired` reason. A `finding` waiver for revision `*` never drops a
-   critical finding: only a waiver pinned to the commit someone looked at can.
+   critical finding: only a waiver pinned to the commit someone looked at can, and even then
+   the floor (step 6) holds the revision for review.
 3. Every rule's `when` (CEL) is evaluated in order. Each rule that fires adds a reason with its
    id, decision and description. **The most severe decision fired wins** (reject > review > approve).
 4. No rule fired: the `default` for the repo's tier applies (reason `default`). The default for
    third-party repos may never be `approve`.
 5. Fail closed: a rule whose `when` errors at run time (or does not give a bool) counts as at
    least `review`, with the error in its reason. An empty, unreadable or invalid policy is an
-   error, never an approval. Under every rule sits a floor: an `approve` for a revision with a
-   file not fully vetted (`files[].scanned == false`: scan error, skip, limit, timeout) becomes
-   `review` with the reason `fail-closed`, whatever the rules or waivers say (only a policy
-   marked `unsafe: true` is exempt).
+   error, never an approval.
+6. The floor: under every rule sits a floor that no rule, default or waiver can go below (only
+   a policy marked `unsafe: true` is exempt). It raises the verdict, adding its reason, when
+   the rules gave less:
+   - `floor-critical`, **reject**: a critical finding. If every critical finding was dropped by a
+     waiver pinned to this commit, **review** instead: a human's word stops the rejection, not
+     the review. A `rule` waiver switching off a policy's critical-finding rule changes nothing.
+   - `floor-unscanned-code`, **review**: a file not fully vetted (`files[].scanned == false`:
+     scan error, skip, limit, timeout) whose format loads through pickle or runs code:
+     {code_formats}.
+   - `fail-closed`, **review**: any other file not fully vetted.
+
+   So a careless rule such as `when: repo.tier == "third-party"` or `when: 1 == 1` with
+   `decision: approve` can still approve clean content it did not look at, but never a critical
+   finding or unvetted code. `hfvet policy check` warns about such rules: it evaluates every
+   `approve` rule on probe facts (a third-party repo with a critical finding, an unscanned
+   pickle, an unscanned executable, an executable binary) and names the rules that fire.
 
 Informational reasons (`waiver`, `waiver-expired`, `unsafe-policy`) carry the decision
 `approve` so they never raise the verdict. Reserved reason ids, which rules may not use:
@@ -76,7 +92,8 @@ _COMMANDS = """\
 ## Commands
 
 - `hfvet policy check [FILES...]`: validate policies (default: every `policies/*.yaml`);
-  errors are printed as `file:line: message`, exit 2.
+  errors are printed as `file:line: message`, exit 2. An `approve` rule that would approve a
+  third-party repo whatever it holds is printed as a `warning:` (exit code unchanged).
 - `hfvet policy test [DIR]`: run the fixture cases (default `policies/tests`); exit 1 on a failure.
 - `hfvet policy explain REPORT.json [--policy FILE]`: the reasons recorded in a stored report,
   or every rule's outcome when re-evaluated under FILE.
@@ -92,7 +109,8 @@ _CASE_MODELS: tuple[type[BaseModel], ...] = (PolicyCase, Expectation, PolicyFact
 
 
 def render_policy_docs() -> str:
-    parts = [_INTRO.format(reserved=", ".join(f"`{r}`" for r in sorted(RESERVED_RULE_IDS)))]
+    parts = [_INTRO.format(reserved=", ".join(f"`{r}`" for r in sorted(RESERVED_RULE_IDS)),
+                           code_formats=", ".join(f"`{f}`" for f in sorted(CODE_FORMATS)))]
     parts.append("## Policy file schema\n\nUnknown keys are errors. `Policy` is the top level.\n")
     parts += [_model_table(m) for m in _MODELS]
     parts.append(_variables_table())

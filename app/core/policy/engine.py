@@ -1,4 +1,8 @@
-"""Evaluate a policy over facts -> Decision. Most severe fired rule wins; errors fail closed."""
+"""Evaluate a policy over facts -> Decision. Most severe fired rule wins; errors fail closed.
+
+Under the rules sits the floor (floor.py): no policy short of an unsafe one approves critical
+findings or files not fully vetted.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from app.core.manifest import Manifest
 from app.core.policy.activation import build_activation
 from app.core.policy.cel import CelEvalError, run_bool
 from app.core.policy.facts import FindingFact, PolicyFacts, facts_from
+from app.core.policy.floor import apply_floor
 from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
@@ -66,7 +71,8 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
         for rule in model.rules
     )
     verdict, reasons = _combine(policy, results, tier)
-    verdict, reasons = _fail_closed_floor(policy, facts, verdict, reasons)
+    if not policy.model.unsafe:
+        verdict, reasons = apply_floor(facts, waivers.findings, waivers.waived, (verdict, reasons))
     decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref)
     return Evaluation(decision, tier, imitated, results, tuple(waivers.waived))
 
@@ -84,21 +90,6 @@ def _combine(
         warning = f"policy {policy.name!r} is UNSAFE (development only)"
         reasons.insert(0, Reason("unsafe-policy", INFO, warning))
     return verdict, reasons
-
-
-def _fail_closed_floor(
-    policy: LoadedPolicy, facts: PolicyFacts, verdict: Verdict, reasons: list[Reason]
-) -> tuple[Verdict, list[Reason]]:
-    """No policy (bar an explicitly unsafe one) approves a revision with a file not fully vetted.
-
-    This sits under the rules, so a custom policy or a waiver cannot turn a scan error, a skip
-    or a timeout into "approve" by omission.
-    """
-    unscanned = [f.path for f in facts.files if not f.scanned]
-    if verdict is not Verdict.APPROVE or not unscanned or policy.model.unsafe:
-        return verdict, reasons
-    message = f"{len(unscanned)} file(s) not fully vetted (e.g. {unscanned[0]}): never approved"
-    return Verdict.REVIEW, [*reasons, Reason("fail-closed", Verdict.REVIEW, message)]
 
 
 def _run_rule(policy: LoadedPolicy, rule: Rule, activation: dict[str, object]) -> RuleResult:

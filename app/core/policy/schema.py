@@ -24,7 +24,8 @@ ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
-RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "unsafe-policy", "waiver", "waiver-expired"})
+RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
+                               "unsafe-policy", "waiver", "waiver-expired"})
 
 
 class _Model(BaseModel):
@@ -118,7 +119,7 @@ class Waiver(_Model):
     repo: RepoId = Field(description="`org/name` the exception is for.")
     revision: Revision = Field(
         description="The 40-hex commit it was granted for, or `*` for any (a `*` waiver never drops "
-        "critical findings).",
+        "critical findings; a waived critical finding still means review, see the floor).",
     )
     rule: Slug | None = Field(None, description="Policy rule id to switch off for this repo+revision.")
     finding: FindingMatch | None = Field(None, description="Findings to drop before evaluation.")
@@ -137,7 +138,8 @@ class Policy(_Model):
     name: Slug = Field(description="Recorded with every verdict, with the sha256 of the policy.")
     description: Text = Field(description="What the policy is for.")
     unsafe: bool = Field(
-        False, description="Must be true for a policy that approves unconditionally; loading it warns."
+        False, description="Must be true for a policy that approves unconditionally. Exempts it from "
+        "the floor (see above); loading it warns."
     )
     tiers: Tiers = Field(description="Org tiers; every org not listed is `third-party`.")
     lists: dict[ListName, list[str]] = Field(

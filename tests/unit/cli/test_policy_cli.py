@@ -33,6 +33,56 @@ def test_check_reports_file_and_line_and_exits_2(tmp_path: Path) -> None:
     assert f"{bad}:10: rules[0].sevrity: unknown key 'sevrity'" in result.output
 
 
+LAX_APPROVE = MINIMAL.replace("""    decision: approve
+default: review""", """    decision: approve
+  - id: lax
+    description: approves third parties
+    when: {when}
+    decision: approve
+default: review""")
+
+
+@pytest.mark.parametrize(("when", "probes"), [
+    ('repo.tier == "third-party"', "a critical finding"),
+    ("1 == 1", "an unscanned pickle"),
+    ('repo.tier != "vendor-official" && size(findings) == 0', "an unscanned executable"),
+    ('repo.tier == "third-party" && max_rank < severity.critical', "an executable binary"),
+])
+def test_check_warns_about_a_rule_that_approves_third_parties_whatever_they_hold(
+    tmp_path: Path, when: str, probes: str
+) -> None:
+    path = write(tmp_path, LAX_APPROVE.format(when=when))
+    result = run("check", path)
+    assert result.exit_code == 0, result.output  # a warning, not an error
+    assert "ok  " in result.output
+    warning = next(line for line in result.output.splitlines() if line.startswith("warning:"))
+    assert f"{path}: rule 'lax'" in warning and probes in warning
+    assert "vendor-clean" not in result.output  # a vendor-only approval is not a third-party one
+
+
+def test_check_warning_does_not_hide_errors(tmp_path: Path) -> None:
+    lax = write(tmp_path, LAX_APPROVE.format(when="1 == 1"), "lax.yaml")
+    bad = write(tmp_path, "name: x\n", "bad.yaml")
+    result = run("check", lax, bad)
+    assert result.exit_code == 2
+    assert "warning:" in result.output
+
+
+def test_check_does_not_warn_about_rules_that_look_at_the_content(tmp_path: Path) -> None:
+    careful = LAX_APPROVE.format(when='repo.tier == "third-party" && max_rank <= severity.low && '
+                                 'size(unscanned) == 0')
+    result = run("check", write(tmp_path, careful), POLICIES / "default.yaml", POLICIES / "strict.yaml")
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
+
+
+def test_check_warns_that_the_floor_does_not_hold_for_an_unsafe_policy() -> None:
+    result = run("check", POLICIES / "unsafe-allow-all.yaml")
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.output and "rule 'allow-all'" in result.output
+    assert "unsafe" in result.output
+
+
 def test_test_runs_the_committed_cases() -> None:
     result = run("test", POLICIES / "tests")
     assert result.exit_code == 0, result.output
@@ -131,6 +181,19 @@ def test_explain_shows_recorded_reasons_or_reevaluates(reports: Path) -> None:
     assert "tier: vendor-official" in replayed.output
     assert "pickle-weights" in replayed.output and "fired" in replayed.output
     assert "verdict: reject  under strict" in replayed.output
+
+
+def test_explain_names_the_floor_rule_that_overrode_the_policy(tmp_path: Path) -> None:
+    stored = tmp_path / "critical.json"
+    critical = [{"path": "pytorch_model.bin", "rule": "pickle-dangerous-global", "severity": "critical"}]
+    stored.write_text(json.dumps(report("canada-quant/c", critical, [{"path": "pytorch_model.bin",
+                                                                       "format": "pytorch-zip"}])))
+    without_critical_rule = LAX_APPROVE.format(when="1 == 1").replace('"critical")', '"none")')
+    result = run("explain", stored, "--policy", write(tmp_path, without_critical_rule))
+    assert result.exit_code == 0, result.output
+    assert "floor-critical: 1 critical finding(s) (e.g. pickle-dangerous-global in pytorch_model.bin)" \
+        in result.output
+    assert "verdict: reject  under mini" in result.output
 
 
 def test_committed_readme_is_generated() -> None:

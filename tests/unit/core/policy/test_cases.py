@@ -15,8 +15,11 @@ CASES = discover(POLICIES / "tests")
 
 
 def test_every_policy_has_cases() -> None:
-    folders = {p.parent.name for p in CASES}
-    assert folders == {p.stem for p in POLICIES.glob("*.yaml")}
+    policies = {p.stem for p in POLICIES.glob("*.yaml")}
+    assert policies <= {p.parent.name for p in CASES}
+    # Other folders (tests/floor/) hold cases that name their own fixture policy.
+    others = [p for p in CASES if p.parent.name not in policies]
+    assert others and all(load_case(p).policy for p in others)
     assert len([p for p in CASES if p.parent.name == "default"]) >= 10
 
 

@@ -59,13 +59,15 @@ waivers:
 
 
 def test_finding_waiver_suppresses_matching_findings(tmp_path: Path) -> None:
+    # A medium finding: a waived critical one still stops approval (the floor, see test_floor.py).
     loaded = policy(tmp_path, WAIVED.format(rev=REV))
-    found = [finding("pickle-dangerous-global", "critical", "model.bin")]
+    found = [finding("pickle-unknown-global", "medium", "model.bin")]
+    assert evaluate(loaded, facts(findings=found), today=date(2027, 1, 1)).verdict is Verdict.REVIEW
     evaluation = explain(loaded, facts(findings=found), today=TODAY)
     assert evaluation.decision.verdict is Verdict.APPROVE
     assert rules_of(evaluation.decision.reasons) == ["vendor-clean", "waiver"]
     assert "1 finding(s)" in evaluation.decision.reasons[1].message
-    assert [f.rule for f in evaluation.waived] == ["pickle-dangerous-global"]
+    assert [f.rule for f in evaluation.waived] == ["pickle-unknown-global"]
 
 
 def test_waiver_does_not_cover_other_paths_or_revisions(tmp_path: Path) -> None:
@@ -89,7 +91,7 @@ def test_expired_waiver_is_not_applied_and_is_reported(tmp_path: Path) -> None:
 
 def test_waiver_is_valid_through_its_expiry_day(tmp_path: Path) -> None:
     loaded = policy(tmp_path, WAIVED.format(rev=REV))
-    found = [finding("pickle-dangerous-global", "critical", "model.bin")]
+    found = [finding("pickle-unknown-global", "medium", "model.bin")]
     assert evaluate(loaded, facts(findings=found), today=date(2026, 12, 31)).verdict is Verdict.APPROVE
 
 
@@ -112,8 +114,9 @@ waivers:
 """
     evaluation = explain(policy(tmp_path, text), facts(findings=[finding("x", "critical")]), today=TODAY)
     assert [r.status for r in evaluation.results] == ["waived", "not-fired"]
-    assert evaluation.decision.verdict is Verdict.REVIEW
-    assert rules_of(evaluation.decision.reasons) == ["default", "waiver"]
+    # The floor still rejects the critical finding the switched-off rule was about.
+    assert evaluation.decision.verdict is Verdict.REJECT
+    assert rules_of(evaluation.decision.reasons) == ["default", "floor-critical", "waiver"]
 
 
 @pytest.mark.parametrize(("when", "decision", "expected"), [
