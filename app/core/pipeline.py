@@ -13,6 +13,7 @@ from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
+from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, Source
 from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
@@ -50,9 +51,11 @@ def vet(
     decide: DecideFn = default_decide,
     workers: int = 4,
     progress: ProgressFn | None = None,
+    memory: MemoryBudget | None = None,
 ) -> Report:
     started = time.monotonic()
     limits = limits or Limits()
+    memory = memory or process_budget(limits)  # shared with every other vet in the process
     cached = CachingSource(source)
     manifest = cached.manifest()
 
@@ -62,7 +65,7 @@ def vet(
         if time.monotonic() > deadline:
             result = _timed_out(file, limits.max_vet_seconds)
         else:
-            result = scan_file(cached, manifest, file, scanners, limits)
+            result = scan_file(cached, manifest, file, scanners, limits, memory)
         cached.forget(file.path)
         if progress:
             progress(result.report, cached.bytes_read)
@@ -92,6 +95,7 @@ def scan_file(
     file: ManifestFile,
     scanners: Sequence[Scanner],
     limits: Limits,
+    memory: MemoryBudget | None = None,
 ) -> FileResult:
     blob = SourceBlob(source, file.path, file.size)
     try:
@@ -99,7 +103,7 @@ def scan_file(
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
-    ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files)
+    ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory)
     outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
     if not outcomes:
         return _no_scanner(entry)

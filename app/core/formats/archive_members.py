@@ -3,7 +3,8 @@
 Zip: names come from the central directory and each member's local header is parsed by
 hand, both through ``zip_reader`` (so header tricks are reported, not crashed on); only a
 small compressed prefix is decompressed to sniff its magic bytes. Full content is produced only for
-members that are themselves archives, bounded by ``max_bytes``.
+members that are themselves archives, bounded by ``Limits`` (size and expansion ratio). A member
+or archive whose declared sizes already break those limits is a ``limit-exceeded`` issue.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from app.core.formats import zip_reader
 from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import NESTED_ARCHIVES, Format, detect_format, refine_zip
 from app.core.formats.streams import CorruptStream
-from app.core.limits import LimitExceeded
+from app.core.limits import DecompressionBomb, Limits
 from app.core.ports import Blob
 
 SNIFF_BYTES = 1024  # enough for every executable header and a tar header
 MALFORMED = "malformed-archive"
 UNREADABLE = "archive-unreadable-member"
+LIMIT = "limit-exceeded"
 _CHUNK = 1 << 20
 _COMPRESSED_PREFIX = {0: SNIFF_BYTES, 8: 16 * 1024, 12: _CHUNK, 14: 16 * 1024}  # bz2 blocks are big
 
@@ -42,6 +44,7 @@ class Member:
     size: int  # declared uncompressed size
     head: bytes  # first SNIFF_BYTES of the content (may be empty when unreadable)
     content: Callable[[], Blob] | None = None  # full content, only for nested archives
+    buffer_bytes: int = 0  # most memory ``content()`` may allocate (0: a window, no copy)
     python_path: bool = True  # False inside torch zips, whose code/*.py is TorchScript
 
 
@@ -64,17 +67,18 @@ def is_nested_archive(head: bytes, size: int) -> bool:
     return detect_format(head, size) in NESTED_ARCHIVES
 
 
-def zip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
+def zip_members(blob: Blob, limits: Limits) -> Iterator[Event]:
     try:
         members = zip_reader.read_directory(blob)
     except CorruptStream as exc:
         raise ArchiveError(str(exc)) from exc
     yield from _duplicate_names([m.name for m in members])
+    yield from _declared_total(members, blob.size, limits)
     torch_layout = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
     for member in members:
         if member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name)):
             continue
-        for event in _zip_member(blob, member, max_bytes):
+        for event in _zip_member(blob, member, limits):
             yield replace(event, python_path=False) if torch_layout and isinstance(event, Member) else event
 
 
@@ -87,8 +91,28 @@ def _duplicate_names(names: list[str]) -> Iterator[Issue]:
         seen.add(name)
 
 
-def _zip_member(blob: Blob, member: zip_reader.ZipMember, max_bytes: int) -> Iterator[Event]:
+def _declared_total(members: list[zip_reader.ZipMember], size: int, limits: Limits) -> Iterator[Issue]:
+    """The archive as a whole: many members, each under the limits, can still be a bomb."""
+    declared = sum(m.size for m in members if m.method != zip_reader.STORED)
+    try:
+        limits.check_expansion(declared, size, "zip archive", declared=True)
+    except DecompressionBomb as exc:
+        yield Issue(LIMIT, Severity.HIGH, str(exc))
+
+
+def _declared_bomb(member: zip_reader.ZipMember, limits: Limits) -> Issue | None:
+    try:
+        zip_reader.check_declared(member, limits)
+    except DecompressionBomb as exc:
+        return Issue(LIMIT, Severity.HIGH, f"{exc}; not decompressed past its first bytes", member.name)
+    return None
+
+
+def _zip_member(blob: Blob, member: zip_reader.ZipMember, limits: Limits) -> Iterator[Event]:
     name = member.name
+    bomb = _declared_bomb(member, limits)
+    if bomb is not None:
+        yield bomb  # the head is still sniffed; the member is never inflated whole
     try:
         header = zip_reader.local_header(blob, member)
     except CorruptStream as exc:
@@ -114,11 +138,12 @@ def _zip_member(blob: Blob, member: zip_reader.ZipMember, max_bytes: int) -> Ite
         yield Issue(MALFORMED, Severity.HIGH, f"member data does not decompress: {exc}", name)
         yield Member(name, member.size, b"")
         return
-    content = None
-    if is_nested_archive(head, member.size):
-        window = zip_reader.raw_blob(blob, member, start=header.data_offset)
-        content = _content_loader(window, method, max_bytes)
-    yield Member(name, member.size, head, content)
+    if bomb is not None or not is_nested_archive(head, member.size):
+        yield Member(name, member.size, head)
+        return
+    window = zip_reader.raw_blob(blob, member, start=header.data_offset)
+    buffer = 0 if method == zipfile.ZIP_STORED else limits.expansion_cap(member.compressed_size)
+    yield Member(name, member.size, head, _content_loader(window, method, limits), buffer)
 
 
 def _decompress(method: int, data: bytes, limit: int) -> bytes:
@@ -150,26 +175,26 @@ def _zip_lzma(first: bytes) -> tuple[_Decompressor, int]:
     return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=filters), 4 + props_size
 
 
-def _content_loader(window: Blob, method: int, max_bytes: int) -> Callable[[], Blob]:
+def _content_loader(window: Blob, method: int, limits: Limits) -> Callable[[], Blob]:
     def load() -> Blob:
         if method == zipfile.ZIP_STORED:
             return window  # no copy: nested reads go straight to the outer file
-        return BytesBlob(inflate(window, method, max_bytes))
+        return BytesBlob(inflate(window, method, limits))
 
     return load
 
 
-def inflate(window: Blob, method: int, max_bytes: int) -> bytes:
-    """The whole decompressed member, refusing to grow past ``max_bytes``."""
+def inflate(window: Blob, method: int, limits: Limits) -> bytearray:
+    """The whole decompressed member, stopped as soon as it grows into a decompression bomb."""
     decompressor, skip = _decompressor(method, window.read(0, 64))
     if decompressor is None:
-        return window.read(0, window.size)
+        return bytearray(window.read(0, window.size))
+    cap = limits.expansion_cap(window.size)
     out = bytearray()
     offset = skip
     while offset < window.size:
         chunk = window.read(offset, _CHUNK)
         offset += len(chunk)
-        out += decompressor.decompress(chunk, max_bytes - len(out) + 1)
-        if len(out) > max_bytes:
-            raise LimitExceeded(f"member decompresses to more than {max_bytes} bytes")
-    return bytes(out)
+        out += decompressor.decompress(chunk, cap - len(out) + 1)
+        limits.check_expansion(len(out), window.size, "member")  # whole-member ratio: known here
+    return out

@@ -34,15 +34,15 @@ class SourceBlob:
 
 
 class BytesBlob:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
+    def __init__(self, data: bytes | bytearray) -> None:
+        self._data = data  # a bytearray is kept as is: copying a big buffer doubles its cost
 
     @property
     def size(self) -> int:
         return len(self._data)
 
     def read(self, offset: int, length: int) -> bytes:
-        return self._data[offset : offset + length]
+        return bytes(self._data[offset : offset + length])
 
 
 class SliceBlob:

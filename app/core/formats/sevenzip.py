@@ -9,7 +9,7 @@ import py7zr
 from py7zr.io import Py7zIO, WriterFactory
 
 from app.core.formats.streams import CorruptStream
-from app.core.limits import LimitExceeded
+from app.core.limits import LimitExceeded, Limits
 
 
 class _CappedIO(Py7zIO):
@@ -51,17 +51,22 @@ class _CappedFactory(WriterFactory):
         return product
 
 
-def extract_members(source: BinaryIO, max_members: int, max_bytes: int) -> dict[str, bytes]:
-    """Every file member's bytes; raises LimitExceeded / CorruptStream instead of guessing."""
+def extract_members(source: BinaryIO, limits: Limits, compressed_size: int) -> dict[str, bytes]:
+    """Every file member's bytes; raises LimitExceeded / CorruptStream instead of guessing.
+
+    py7zr never writes more than a member's declared size, so judging the declared sizes
+    (against ``compressed_size``, the archive's) bounds what is extracted.
+    """
+    max_bytes = limits.max_decompressed_bytes
     try:
         with py7zr.SevenZipFile(source, mode="r") as archive:
             if archive.needs_password():
                 raise CorruptStream("encrypted 7z archive: its content cannot be inspected")
             files = [info for info in archive.list() if not info.is_directory]
-            if len(files) > max_members:
+            if len(files) > limits.max_archive_members:
                 raise LimitExceeded(f"7z archive with {len(files)} members")
-            if sum(info.uncompressed or 0 for info in files) > max_bytes:
-                raise LimitExceeded(f"7z archive expands to more than {max_bytes} bytes")
+            declared = sum(info.uncompressed or 0 for info in files)
+            limits.check_expansion(declared, compressed_size, "7z archive", declared=True)
             factory = _CappedFactory(max_bytes)
             archive.extract(factory=factory)
     except (CorruptStream, LimitExceeded):

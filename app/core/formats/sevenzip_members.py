@@ -1,8 +1,10 @@
 """Walk a 7z archive with py7zr: names from the header, heads from a bounded in-memory extract.
 
 7z members are usually in solid blocks, so sniffing a member means decompressing the
-block; py7zr's ``max_extract_size`` caps the total. Only heads are kept, except for
-members that are themselves archives (kept whole, within the same cap).
+block. py7zr never writes more than a member's declared size, so the declared sizes are
+judged first (size and expansion ratio, see ``Limits``) and a bomb is never extracted;
+``max_extract_size`` caps the total as well. Only heads are kept, except for members that
+are themselves archives (kept whole, under the memory budget).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import py7zr.io
 
 from app.core.findings import Severity
 from app.core.formats.archive_members import (
+    LIMIT,
     MALFORMED,
     SNIFF_BYTES,
     UNREADABLE,
@@ -26,7 +29,8 @@ from app.core.formats.archive_members import (
     is_nested_archive,
 )
 from app.core.formats.blobs import BytesBlob, open_blob
-from app.core.limits import LimitExceeded
+from app.core.limits import DecompressionBomb, LimitExceeded, Limits
+from app.core.membudget import MemoryBudget
 from app.core.ports import Blob
 
 _LIBRARY_ERRORS = (
@@ -75,20 +79,38 @@ class _HeadFactory(py7zr.io.WriterFactory):
         return writer
 
 
-def sevenzip_members(blob: Blob, max_bytes: int) -> Iterator[Event]:
+def sevenzip_members(blob: Blob, limits: Limits, memory: MemoryBudget) -> Iterator[Event]:
     factory = _HeadFactory()
     try:
-        with py7zr.SevenZipFile(open_blob(blob), mode="r", max_extract_size=max_bytes) as archive:
+        with py7zr.SevenZipFile(open_blob(blob), mode="r", max_extract_size=limits.max_decompressed_bytes) as archive:
             listing = [f for f in archive.list() if not f.is_directory]
-            if archive.needs_password():
-                yield Issue(UNREADABLE, Severity.HIGH, "encrypted 7z archive: members cannot be vetted")
+            refusal = _refusal(archive, listing, blob.size, limits)
+            if refusal is not None:
+                yield refusal
                 yield from (Member(f.filename, f.uncompressed or 0, b"") for f in listing)
                 return
-            failure = _extract(archive, factory)
+            declared = sum(f.uncompressed or 0 for f in listing)
+            with memory.reserve(declared):  # nested archives are kept whole until walked
+                failure = _extract(archive, factory)
+                yield from _members(listing, factory, failure)
     except py7zr.exceptions.PasswordRequired as exc:
         raise ArchiveError(f"encrypted 7z header: {exc}") from exc
     except _LIBRARY_ERRORS as exc:
         raise ArchiveError(f"unreadable 7z archive: {type(exc).__name__}: {exc}") from exc
+
+
+def _refusal(archive: py7zr.SevenZipFile, listing: list[py7zr.FileInfo], size: int, limits: Limits) -> Issue | None:
+    """Why the members are not extracted at all: encrypted, or a declared decompression bomb."""
+    if archive.needs_password():
+        return Issue(UNREADABLE, Severity.HIGH, "encrypted 7z archive: members cannot be vetted")
+    try:
+        limits.check_expansion(sum(f.uncompressed or 0 for f in listing), size, "7z archive", declared=True)
+    except DecompressionBomb as exc:
+        return Issue(LIMIT, Severity.HIGH, f"{exc}; members not extracted")
+    return None
+
+
+def _members(listing: list[py7zr.FileInfo], factory: _HeadFactory, failure: str | None) -> Iterator[Event]:
     if failure:
         yield Issue(MALFORMED, Severity.HIGH, failure)
     for entry in listing:

@@ -2,7 +2,7 @@
 
 A plain tar is walked by seeking from header to header through the blob. A compressed
 tar cannot be seeked, so the stream is decompressed once, front to back, with member
-data skipped as it passes and the total capped by ``max_bytes``.
+data skipped as it passes and the total judged by ``Limits`` (size and expansion ratio).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import gzip
 import io
 import lzma
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Protocol
 
 from app.core.findings import Severity
@@ -27,7 +29,8 @@ from app.core.formats.archive_members import (
 )
 from app.core.formats.blobs import BytesBlob, SliceBlob, open_blob
 from app.core.formats.detect import Format
-from app.core.limits import LimitExceeded
+from app.core.limits import Limits
+from app.core.membudget import MemoryBudget
 from app.core.ports import Blob
 
 BLOCK = 512
@@ -44,6 +47,9 @@ class Cursor(Protocol):
     def skip(self, n: int) -> None: ...
     def take(self, n: int, head: bytes) -> Blob:
         """The next ``n`` bytes as a blob (``head`` = the part already read)."""
+        ...
+    def hold(self, n: int) -> AbstractContextManager[None]:
+        """Reserve memory for a ``take(n)`` and for as long as its blob is used."""
         ...
 
 
@@ -69,23 +75,28 @@ class BlobCursor:
         self.skip(n - len(head))
         return SliceBlob(self._blob, start, n)
 
+    def hold(self, n: int) -> AbstractContextManager[None]:
+        return nullcontext()  # take() is a window: nothing is copied
+
 
 class StreamCursor:
-    """Sequential reads over a decompressing stream, stopping past ``max_bytes``."""
+    """Sequential reads over a decompressing stream, stopped at a decompression bomb."""
 
-    def __init__(self, stream: io.BufferedIOBase, max_bytes: int, pushback: bytes = b"") -> None:
+    def __init__(self, stream: Compressed, limits: Limits, memory: MemoryBudget, pushback: bytes = b"") -> None:
         self._stream = stream
-        self._max = max_bytes
+        self._limits = limits
+        self._memory = memory
         self._pending = pushback
         self.total = len(pushback)
 
     def read(self, n: int) -> bytes:
         taken, self._pending = self._pending[:n], self._pending[n:]
-        if len(taken) < n:
-            more = self._stream.read(n - len(taken))
+        while len(taken) < n:
+            more = self._stream.stream.read(min(n - len(taken), _CHUNK))
             self.total += len(more)
-            if self.total > self._max:
-                raise LimitExceeded(f"stream decompresses to more than {self._max} bytes")
+            self._limits.check_expansion(self.total, self._stream.consumed(), "compressed stream")
+            if not more:
+                break
             taken += more
         return taken
 
@@ -97,17 +108,30 @@ class StreamCursor:
             n -= len(got)
 
     def take(self, n: int, head: bytes) -> Blob:
-        rest = self.read(n - len(head))
-        return BytesBlob(head + rest)
+        content = bytearray(head)
+        content += self.read(n - len(head))
+        return BytesBlob(content)
+
+    def hold(self, n: int) -> AbstractContextManager[None]:
+        return self._memory.reserve(n)
 
 
-def open_stream(blob: Blob, fmt: str) -> io.BufferedIOBase:
+@dataclass(frozen=True)
+class Compressed:
+    stream: io.BufferedIOBase
+    consumed: Callable[[], int]  # compressed bytes read so far (for the expansion ratio)
+
+
+def open_stream(blob: Blob, fmt: str) -> Compressed:
     raw = open_blob(blob)
+    stream: io.BufferedIOBase
     if fmt == Format.GZIP:
-        return gzip.GzipFile(fileobj=raw)
-    if fmt == Format.BZ2:
-        return bz2.BZ2File(raw)
-    return lzma.LZMAFile(raw)
+        stream = gzip.GzipFile(fileobj=raw)
+    elif fmt == Format.BZ2:
+        stream = bz2.BZ2File(raw)
+    else:
+        stream = lzma.LZMAFile(raw)  # noqa: SIM115 - the walk owns it
+    return Compressed(stream, raw.tell)
 
 
 def tar_members(cursor: Cursor) -> Iterator[Event]:
@@ -189,9 +213,10 @@ def _member(cursor: Cursor, name: str, size: int) -> Iterator[Event]:
     if len(head) < min(size, SNIFF_BYTES):
         raise ArchiveError(f"tar ends inside member {name!r}")
     if is_nested_archive(head, size):
-        content = cursor.take(size, head)
-        cursor.skip(_padding(size))
-        yield Member(name, size, head, lambda: content)
+        with cursor.hold(size):  # held until the consumer has walked the nested archive
+            content = cursor.take(size, head)
+            cursor.skip(_padding(size))
+            yield Member(name, size, head, lambda: content)
         return
     cursor.skip(size - len(head) + _padding(size))
     yield Member(name, size, head)

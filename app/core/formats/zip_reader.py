@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from app.core.formats.blobs import SliceBlob, open_blob
 from app.core.formats.streams import CorruptStream, decompressed
+from app.core.limits import Limits
 from app.core.ports import Blob
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
@@ -95,11 +96,18 @@ def raw_blob(blob: Blob, member: ZipMember, start: int | None = None) -> Blob:
     return SliceBlob(blob, data_offset(blob, member) if start is None else start, member.compressed_size)
 
 
-def open_member(blob: Blob, member: ZipMember, limit: int) -> BinaryIO:
+def check_declared(member: ZipMember, limits: Limits) -> None:
+    """DecompressionBomb if the central directory announces a bomb (stored data never expands)."""
+    if member.method != STORED:
+        limits.check_expansion(member.size, member.compressed_size, f"member {member.name!r}", declared=True)
+
+
+def open_member(blob: Blob, member: ZipMember, limits: Limits) -> BinaryIO:
     """The member's content as a stream: seekable when stored, inflated lazily otherwise."""
     window = raw_blob(blob, member)
     if member.method == STORED:
         return open_blob(window)
     if member.method == DEFLATED:
-        return decompressed(open_blob(window), "deflate", limit)
+        check_declared(member, limits)
+        return decompressed(open_blob(window), "deflate", limits)
     raise CorruptStream(f"member {member.name!r} uses compression method {member.method}")

@@ -8,6 +8,7 @@ from typing import ClassVar, Protocol
 from app.core.findings import RuleInfo, ScanOutcome
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
+from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
 
 
@@ -20,6 +21,11 @@ class ScanContext:
     limits: Limits
     identity: RepoIdentity
     all_files: tuple[ManifestFile, ...] = ()
+    memory: MemoryBudget | None = None  # shared by all scan threads; None: the process-wide one
+
+    def budget(self) -> MemoryBudget:
+        """Where large in-memory buffers are reserved (see ``app.core.membudget``)."""
+        return self.memory or process_budget(self.limits)
 
 
 class Scanner(Protocol):

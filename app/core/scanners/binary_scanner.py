@@ -25,13 +25,14 @@ from app.core.formats.archive_members import (
     Member,
     zip_members,
 )
-from app.core.formats.blobs import BudgetBlob, BytesBlob, SliceBlob
+from app.core.formats.blobs import BudgetBlob, SliceBlob
 from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.formats.sevenzip_members import sevenzip_members
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
 from app.core.limits import LimitExceeded, Limits
 from app.core.manifest import ManifestFile
+from app.core.membudget import MemoryBudget
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 
@@ -74,7 +75,7 @@ class BinaryScanner:
             if fmt in EXECUTABLES:
                 _report_executable(blob, sink)
             else:
-                _ArchiveWalk(sink, ctx.limits).top(blob, fmt)
+                _ArchiveWalk(sink, ctx.limits, ctx.budget()).top(blob, fmt)
         except LimitExceeded as exc:
             sink.add("limit-exceeded", Severity.HIGH, f"stopped walking: {exc}")
         except SourceError as exc:
@@ -116,9 +117,10 @@ def _describe_ar(blob: Blob, sample: int = 16) -> ExecInfo:
 class _ArchiveWalk:
     """One file's walk: counts members across nesting and caps repeated findings."""
 
-    def __init__(self, sink: FindingSink, limits: Limits) -> None:
+    def __init__(self, sink: FindingSink, limits: Limits, memory: MemoryBudget) -> None:
         self._sink = sink
         self._limits = limits
+        self._memory = memory
         self._members = 0
         self._reported = 0
         self._suppressed = 0
@@ -149,14 +151,13 @@ class _ArchiveWalk:
                            member=python_files[0], evidence=", ".join(python_files[:10]))
 
     def _events(self, blob: Blob, fmt: str) -> Iterator[Event]:
-        max_bytes = self._limits.max_decompressed_bytes
         if fmt in ZIP_KINDS:
-            return zip_members(blob, max_bytes)
+            return zip_members(blob, self._limits)
         if fmt == Format.TAR:
             return tar_members(BlobCursor(blob))
         if fmt == Format.SEVEN_Z:
-            return sevenzip_members(blob, max_bytes)
-        return _compressed(blob, fmt, max_bytes)
+            return sevenzip_members(blob, self._limits, self._memory)
+        return _compressed(blob, fmt, self._limits, self._memory)
 
     def _member(self, member: Member, prefix: str, depth: int, python_files: list[str]) -> None:
         self._members += 1
@@ -168,7 +169,8 @@ class _ArchiveWalk:
         if info is not None or detect_format(member.head, member.size) in EXECUTABLES:
             self._executable(full, info, member.head)
         if member.content is not None:
-            self._nested(member.content, member.head, full, depth)
+            with self._memory.reserve(member.buffer_bytes):  # what content() may inflate
+                self._nested(member.content, member.head, full, depth)
 
     def _python(self, member: Member, full: str, python_files: list[str]) -> None:
         base = member.name.rsplit("/", 1)[-1].lower()
@@ -198,24 +200,23 @@ class _ArchiveWalk:
         self._archive(inner, fmt, prefix=full + "!", depth=depth + 1)
 
 
-def _compressed(blob: Blob, fmt: str, max_bytes: int) -> Iterator[Event]:
+def _compressed(blob: Blob, fmt: str, limits: Limits, memory: MemoryBudget) -> Iterator[Event]:
     """A gzip/bz2/xz stream: a tar inside is walked; anything else is one sniffed member.
 
     Pickles in the payload (joblib's compressed dumps) are the pickle engine's to vet.
     """
-    stream = open_stream(blob, fmt)
-    head = stream.read(SNIFF_BYTES)
+    source = open_stream(blob, fmt)
+    head = source.stream.read(SNIFF_BYTES)
+    max_bytes = limits.max_decompressed_bytes
     payload = detect_format(head, max_bytes)
+    cursor = StreamCursor(source, limits, memory, pushback=head)
     if payload == Format.TAR:
-        yield from tar_members(StreamCursor(stream, max_bytes, pushback=head))
+        yield from tar_members(cursor)
         return
     name = f"<{fmt} payload>"
     if payload in ARCHIVE_FORMATS:
-        cursor = StreamCursor(stream, max_bytes, pushback=head)
-        content = cursor.read(max_bytes + 1)
-        if len(content) > max_bytes:
-            raise LimitExceeded(f"{fmt} stream decompresses to more than {max_bytes} bytes")
-        inner = BytesBlob(content)
-        yield Member(name, len(content), head, lambda: inner)
+        with cursor.hold(limits.expansion_cap(blob.size)):
+            inner = cursor.take(max_bytes + 1, b"")  # a bomb stops it before that
+            yield Member(name, inner.size, head, lambda: inner)
         return
     yield Member(name, len(head), head)

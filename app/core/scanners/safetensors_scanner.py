@@ -23,6 +23,9 @@ from app.core.scanners.base import ScanContext
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE
 MAX_REPORTED = 10  # per file; a hostile header can be wrong 4,000 times over
+# Parsed JSON takes this many bytes of memory per header byte (measured ~13 for a header of
+# a million one-element tensors); big headers are parsed under the shared memory budget.
+PARSED_BYTES_PER_HEADER_BYTE = 16
 RULE = "malformed-safetensors"
 # Element widths in bits, safetensors 0.8 (F4/F6 are the OCP MX sub-byte floats).
 DTYPE_BITS: dict[str, int] = {
@@ -57,8 +60,10 @@ class SafetensorsScanner:
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
         try:
-            header, data_size = read_header(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file))
-            problems = validate_header(header, data_size)
+            with ctx.budget().reserve(_declared_length(ctx.blob) * PARSED_BYTES_PER_HEADER_BYTE):
+                header, data_size = read_header(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file))
+                problems = validate_header(header, data_size)
+                del header  # the parsed tree is the big buffer: free it inside the reservation
         except Malformed as exc:
             problems = [(str(exc), None)]
         except LimitExceeded as exc:
@@ -71,6 +76,12 @@ class SafetensorsScanner:
         if len(problems) > MAX_REPORTED:
             sink.add(RULE, Severity.HIGH, f"{len(problems) - MAX_REPORTED} more header problems not listed")
         return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+
+def _declared_length(blob: Blob) -> int:
+    prefix = blob.read(0, 8)
+    length = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else 0
+    return min(length, MAX_HEADER_BYTES, blob.size)
 
 
 def read_header(blob: Blob) -> tuple[dict[str, Any], int]:

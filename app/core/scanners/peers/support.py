@@ -219,6 +219,7 @@ def walk_zip_members(
             run.errors.append(f"member {name} is unreadable: {planned.error}")
             continue
         opener = partial(open_capped_member, zf, planned.info, limits.max_decompressed_bytes)
+        check_declared(planned.info, limits)  # a bomb stops the engine: limit-exceeded, failed
         try:
             guard_opcodes(opener, planned.info.file_size, limits, npy=planned.kind == "numpy")
             with opener() as stream:
@@ -227,6 +228,15 @@ def walk_zip_members(
             raise
         except Exception as exc:  # noqa: BLE001 - engines and zipfile raise many types: fail closed
             run.errors.append(f"member {name}: {type(exc).__name__}: {exc}")
+
+
+def check_declared(info: zipfile.ZipInfo, limits: Limits) -> None:
+    """DecompressionBomb for a member whose declared sizes break the limits.
+
+    zipfile never yields more than the declared size, so this bounds what the engines read.
+    """
+    if info.compress_type != zipfile.ZIP_STORED:
+        limits.check_expansion(info.file_size, info.compress_size, f"member {info.filename!r}", declared=True)
 
 
 def plan_zip_members(zf: zipfile.ZipFile, fmt: str, limits: Limits) -> Iterator[PlannedMember]:

@@ -27,9 +27,10 @@ from app.core.formats.detect import (
     detect_format,
     refine_zip,
 )
-from app.core.formats.streams import CorruptStream, decompressed, head_of
+from app.core.formats.streams import CHUNK, CorruptStream, decompressed, head_of, read_capped
 from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
+from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
 
@@ -55,9 +56,10 @@ class Entry:
 
 
 class ContainerWalker:
-    def __init__(self, sink: FindingSink, limits: Limits) -> None:
+    def __init__(self, sink: FindingSink, limits: Limits, memory: MemoryBudget | None = None) -> None:
         self.sink = sink
         self.limits = limits
+        self.memory = memory or process_budget(limits)  # held while a member is materialized
 
     def scan(self, blob: Blob, fmt: str) -> None:
         """Walk a top-level file of the sniffed format ``fmt``."""
@@ -86,7 +88,7 @@ class ContainerWalker:
         elif fmt in INFLATABLE:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
-            self._walk_blob(self._materialize(stream), fmt, member, depth)
+            self._walk_materialized(stream, fmt, member, depth)
 
     def _entry(self, entry: Entry, depth: int) -> None:
         stream = entry.open_stream()
@@ -102,9 +104,10 @@ class ContainerWalker:
         if fmt in _BLOB_FORMATS or fmt in (Format.TAR, *INFLATABLE):
             self._check_depth(depth)
         stream = entry.open_stream() if entry.reopenable else _replay(head, stream)
-        if fmt in _BLOB_FORMATS:
-            blob = entry.open_blob() if entry.open_blob else self._materialize(stream)
-            self._walk_blob(blob, fmt, member, depth + 1)
+        if fmt in _BLOB_FORMATS and entry.open_blob:
+            self._walk_blob(entry.open_blob(), fmt, member, depth + 1)
+        elif fmt in _BLOB_FORMATS:
+            self._walk_materialized(stream, fmt, member, depth + 1)
         else:
             self._walk_stream(stream, fmt, member, depth + 1)
 
@@ -118,7 +121,7 @@ class ContainerWalker:
             self._pickles(stream, member, None)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
-        payload = decompressed(stream, fmt, self.limits.max_decompressed_bytes)
+        payload = decompressed(stream, fmt, self.limits)
         try:
             head = head_of(payload, HEAD_BYTES)
         except CorruptStream as exc:
@@ -130,30 +133,30 @@ class ContainerWalker:
             return
         entry = Entry(member or "", -1, lambda: _replay(head, payload), reopenable=False)
         self._entry(entry, depth)
+        _drain(payload)  # what was not walked is still judged: a bomb is found, not sniffed past
 
     def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
         members = self._capped(zip_reader.read_directory(blob), member)
         is_torch = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
-        limit = self.limits.max_decompressed_bytes
         for m in members:
             if m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)):
                 continue
             entry = Entry(
                 _child(member, m.name), m.size,
-                    open_stream=lambda m=m: zip_reader.open_member(blob, m, limit),  # type: ignore[misc]
+                    open_stream=lambda m=m: zip_reader.open_member(blob, m, self.limits),  # type: ignore[misc]
                 reopenable=True,
                 open_blob=_stored_window(blob, m),
             )
             self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
-        files = sevenzip.extract_members(
-            open_blob(blob), self.limits.max_archive_members, self.limits.max_decompressed_bytes
-        )
-        for name, data in files.items():
-            entry = Entry(_child(member, name), len(data), lambda d=data: io.BytesIO(d),  # type: ignore[misc]
-                          reopenable=True, open_blob=lambda d=data: BytesBlob(d))  # type: ignore[misc]
-            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+        # Every member is extracted into memory at once (solid blocks): hold the whole cap.
+        with self.memory.reserve(self.limits.expansion_cap(blob.size)):
+            files = sevenzip.extract_members(open_blob(blob), self.limits, blob.size)
+            for name, data in files.items():
+                entry = Entry(_child(member, name), len(data), lambda d=data: io.BytesIO(d),  # type: ignore[misc]
+                              reopenable=True, open_blob=lambda d=data: BytesBlob(d))  # type: ignore[misc]
+                self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
 
     def _tar(self, stream: BinaryIO, member: str | None, depth: int) -> None:
         try:
@@ -186,12 +189,11 @@ class ContainerWalker:
         if depth >= self.limits.max_nesting:
             raise LimitExceeded(f"containers nested more than {self.limits.max_nesting} deep")
 
-    def _materialize(self, stream: BinaryIO) -> Blob:
+    def _walk_materialized(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
+        """A zip/7z inside a stream needs random access: read it whole, under the memory budget."""
         cap = self.limits.max_decompressed_bytes
-        data = stream.read(cap + 1)
-        if len(data) > cap:
-            raise LimitExceeded(f"nested archive larger than {cap} bytes")
-        return BytesBlob(data)
+        with self.memory.reserve(cap):
+            self._walk_blob(BytesBlob(read_capped(stream, cap, "nested archive")), fmt, member, depth)
 
     def _guarded(self, member: str | None, action: Callable[[], None]) -> None:
         try:
@@ -218,6 +220,11 @@ def _stored_window(blob: Blob, member: zip_reader.ZipMember) -> Callable[[], Blo
 
 def _child(member: str | None, name: str) -> str:
     return name if member is None else f"{member}!{name}"
+
+
+def _drain(stream: BinaryIO) -> None:
+    while stream.read(CHUNK):
+        pass
 
 
 def _replay(head: bytes, rest: BinaryIO) -> BinaryIO:
