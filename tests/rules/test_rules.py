@@ -47,6 +47,20 @@ def test_rule_matches_its_positive_sample(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
+def test_rule_matches_its_positive_sample_in_utf16(path: Path) -> None:
+    # Built from the ASCII sample here, never committed: PowerShell and Windows binaries hold UTF-16-LE.
+    sample = (HERE / "positive" / f"{_check_file(path).id}.txt").read_text().encode("utf-16-le")
+    rules = yara.compile(filepath=str(path))
+    assert [m.rule for m in rules.match(data=sample)] == [path.stem]
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
+def test_rule_ignores_its_benign_sample_in_utf16(path: Path) -> None:
+    sample = (HERE / "benign" / f"{_check_file(path).id}.txt").read_text().encode("utf-16-le")
+    assert yara.compile(filepath=str(path)).match(data=sample) == []
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
 def test_rule_ignores_its_benign_sample(path: Path) -> None:
     sample = HERE / "benign" / f"{_check_file(path).id}.txt"
     assert sample.is_file(), f"rule {path.stem} has no benign sample {sample.name}"

@@ -7,6 +7,8 @@ import re
 import struct
 from enum import StrEnum
 
+from app.core.formats.text_encoding import is_utf8_text, text_encoding
+
 HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
 
 # Legacy (pre-1.6, non-zip) torch files start with a pickled magic number.
@@ -108,7 +110,7 @@ def detect_format(head: bytes, size: int) -> Format:
         return Format.PICKLE
     if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
         return Format.ZLIB
-    if _is_text(head):
+    if text_encoding(head):  # UTF-8, or UTF-16/32 with or without a byte-order mark
         return Format.TEXT
     return Format.UNKNOWN
 
@@ -132,14 +134,7 @@ def _is_safetensors(head: bytes, size: int) -> bool:
 
 
 def _is_text(head: bytes) -> bool:
-    if b"\x00" in head:
-        return False
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A multi-byte character cut by the sniff window is still text.
-        return exc.start >= len(head) - 3
-    return True
+    return is_utf8_text(head)  # the pickle sniff's notion of text: wide text has NULs, like pickles
 
 
 def looks_like_pickle(head: bytes, max_ops: int = 64) -> bool:

@@ -24,7 +24,7 @@ from app.core.scanners.text_rules.text_lines import (
     evidence,
     logical_lines,
     notebook_lines,
-    read_text,
+    read_views,
 )
 from app.core.scanners.text_rules.upstreams import DATA_FILE, Upstreams, UpstreamsError, load_upstreams
 from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source
@@ -79,16 +79,20 @@ class LinksScanner:
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
         sink = FindingSink(path, self.name)
-        text, cut = read_text(ctx.blob, ctx.limits.max_text_bytes)
+        views, cut = read_views(ctx.blob, ctx.limits.max_text_bytes)
         if cut:
             sink.add("limit-exceeded", Severity.HIGH,
                      f"{ctx.blob.size} bytes: only the first {ctx.limits.max_text_bytes} were checked")
         try:
-            lines = _lines(path, text)
             upstreams = load_upstreams()
+            # A notebook is JSON: read as UTF-8, wide text is no notebook at all, so one view.
+            notebook = path.lower().endswith(".ipynb")
+            line_views = [_lines(path, text) for text in (views[:1] if notebook else views)]
         except (NotebookError, UpstreamsError, OSError) as exc:
             return ScanOutcome.failed(self.name, path, str(exc), sink.findings)
-        _Checker(path, upstreams, sink).check(lines)
+        checker = _Checker(path, upstreams, sink)
+        for lines in line_views:
+            checker.check(lines)
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
 
@@ -112,6 +116,8 @@ class _Checker:
         self.links = 0
 
     def check(self, lines: list[Line]) -> None:
+        """One view of the file; a finding already made from another view is not repeated."""
+        self.tracker, self.stages = sh.DownloadTracker(), set()
         fenced = False
         for line in lines:
             if not line.code and _FENCE.match(line.text):

@@ -19,7 +19,7 @@ from app.core.scanners.base import ScanContext
 from app.core.scanners.python_code import bandit_check
 from app.core.scanners.python_code.auto_map import CONFIG_NAMES, ClassRef, class_refs
 from app.core.scanners.python_code.effects import Observation, analyse
-from app.core.scanners.text_rules.text_lines import evidence, read_whole
+from app.core.scanners.text_rules.text_lines import decode_text, evidence, read_whole
 
 H, M = Severity.HIGH, Severity.MEDIUM
 # kind -> (severity at import/construction time, severity inside other functions)
@@ -98,7 +98,7 @@ class RemoteCodeScanner:
 
     def _scan_config(self, ctx: ScanContext, sink: FindingSink, data: bytes) -> ScanOutcome:
         try:
-            config = json.loads(data.decode("utf-8", errors="replace"))
+            config = json.loads(decode_text(data))
         except (ValueError, RecursionError) as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, f"not valid JSON: {exc}", sink.findings)
         refs = class_refs(config)

@@ -16,8 +16,9 @@ import jinja2
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
-from app.core.formats.detect import Format
+from app.core.formats.detect import HEAD_BYTES, Format
 from app.core.formats.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
+from app.core.formats.text_encoding import decode, reading_encoding
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
@@ -76,7 +77,7 @@ class TemplateScanner:
     def _templates(self, ctx: ScanContext, blob: Blob, sink: FindingSink) -> dict[str, str]:
         base = ctx.file.path.rsplit("/", 1)[-1].lower()
         if base.endswith(TEMPLATE_SUFFIXES):
-            return {base: _decode(read_whole(blob, ctx.limits.max_text_bytes), base)}
+            return _file_templates(read_whole(blob, ctx.limits.max_text_bytes), base)
         if base in TEMPLATE_JSON_FILES:
             cap = min(MAX_JSON_BYTES, ctx.limits.max_read_bytes_per_file)
             return json_templates(read_whole(blob, cap), base)
@@ -156,8 +157,13 @@ def _facts(header: GGUFHeader) -> dict[str, Any]:
     return facts
 
 
-def _decode(raw: bytes, name: str) -> str:
+def _file_templates(raw: bytes, name: str) -> dict[str, str]:
+    """A template file as UTF-8 (what transformers reads); UTF-16/32 also in its own encoding.
+    Both views of wide text: ASCII hidden between the wide characters is template code in UTF-8."""
+    encoding = reading_encoding(raw[:HEAD_BYTES])
+    if encoding != "utf-8":
+        return {name: decode(raw, encoding), f"{name} (read as UTF-8)": decode(raw, "utf-8")}
     try:
-        return raw.decode("utf-8")
+        return {name: decode(raw, "utf-8", errors="strict")}
     except UnicodeDecodeError as exc:
         raise _Unparseable(f"{name} is not UTF-8 text") from exc

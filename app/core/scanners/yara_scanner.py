@@ -2,7 +2,8 @@
 
 Weight payloads (safetensors, pytorch-zip, gguf, numpy...) are not handled: their bytes are
 numbers, and other scanners read their headers. Text is scanned whole, in overlapping chunks;
-binaries and unknown files only up to ``limits.max_text_bytes``, which is reported.
+binaries and unknown files only up to ``limits.max_text_bytes``, which is reported. Strings are
+``wide ascii`` (UTF-16-LE in binaries and scripts); UTF-16/32 text is also matched as UTF-8.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any, ClassVar
 import yara
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.detect import EXECUTABLES, Format
+from app.core.formats.detect import EXECUTABLES, HEAD_BYTES, Format
+from app.core.formats.text_encoding import decode, text_encoding, unit_size
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules.text_lines import MAX_EVIDENCE, evidence
@@ -113,22 +115,40 @@ class YaraScanner:
         offset, lines_before = 0, 0
         reported: set[str] = set()
         deadline = time.monotonic() + MATCH_TIMEOUT
+        wide: str | None = None  # the UTF-16/32 codec of a text file, sniffed from its head
         while offset < total:
             data = ctx.blob.read(offset, min(chunk, total - offset))
             if not data:
                 raise _ShortRead(f"no bytes at offset {offset} of {total}")
-            for match in compiled.match(data=data, timeout=_seconds_left(deadline)):
-                if match.rule not in reported:
-                    reported.add(match.rule)
-                    meta = metas[match.rule]
-                    where = _where(match, data, offset, lines_before, is_text)
-                    sink.add(f"yara:{meta.id}", meta.severity, meta.description,
-                             evidence=f"{ctx.file.path}{where}")
+            if offset == 0 and is_text:
+                wide = _wide_encoding(data[:HEAD_BYTES])
+            # Wide text is matched as UTF-8 too: the rules' `wide` strings only cover UTF-16-LE.
+            views = [(_as_utf8(data, offset, wide), True)] if wide else []
+            for view, as_text in (*views, (data, is_text and not wide)):
+                for match in compiled.match(data=view, timeout=_seconds_left(deadline)):
+                    if match.rule not in reported:
+                        reported.add(match.rule)
+                        meta = metas[match.rule]
+                        where = _where(match, view, offset, lines_before, as_text)
+                        sink.add(f"yara:{meta.id}", meta.severity, meta.description,
+                                 evidence=f"{ctx.file.path}{where}")
             if offset + len(data) >= total:
                 return
             advance = max(len(data) - CHUNK_OVERLAP, 1)
-            lines_before += data[:advance].count(b"\n")
+            seen = _as_utf8(data[:advance], offset, wide) if wide else data[:advance]
+            lines_before += seen.count(b"\n")
             offset += advance
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    encoding = text_encoding(head)
+    return encoding if encoding and encoding != "utf-8" else None
+
+
+def _as_utf8(data: bytes, offset: int, encoding: str) -> bytes:
+    """A chunk of wide text as UTF-8, starting at the first whole character (chunks may cut one)."""
+    skip = -offset % unit_size(encoding)
+    return decode(data[skip:], encoding).encode("utf-8", errors="surrogatepass")
 
 
 def _seconds_left(deadline: float) -> int:

@@ -3,10 +3,11 @@ command rules."""
 
 from __future__ import annotations
 
-import codecs
 import json
 from dataclasses import dataclass
 
+from app.core.formats.detect import HEAD_BYTES
+from app.core.formats.text_encoding import decode, reading_encoding
 from app.core.limits import LimitExceeded
 from app.core.ports import Blob, SourceError
 
@@ -14,10 +15,6 @@ MAX_EVIDENCE = 200  # characters of a line quoted in a finding
 SHELL_CONTINUATION = ("\\",)
 # PowerShell and cmd.exe continue lines differently; markdown lines often end in a backtick.
 _CONTINUATIONS_BY_SUFFIX = {".ps1": ("`",), ".psm1": ("`",), ".bat": ("^",), ".cmd": ("^",)}
-# PowerShell runs UTF-16 scripts that start with a byte-order mark; UTF-32 marks go first
-# because the UTF-32-LE mark starts with the UTF-16-LE one.
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 @dataclass(frozen=True)
@@ -39,6 +36,11 @@ def read_text(blob: Blob, cap: int) -> tuple[str, bool]:
     return decode_text(_read_start(blob, min(blob.size, cap))), blob.size > cap
 
 
+def read_views(blob: Blob, cap: int) -> tuple[list[str], bool]:
+    """At most ``cap`` bytes as ``text_views``; True when the file was cut."""
+    return text_views(_read_start(blob, min(blob.size, cap))), blob.size > cap
+
+
 def _read_start(blob: Blob, length: int) -> bytes:
     data = blob.read(0, length)
     if len(data) != length:  # checking less of the file than a reader gets is no check
@@ -47,9 +49,19 @@ def _read_start(blob: Blob, length: int) -> bytes:
 
 
 def decode_text(data: bytes) -> str:
-    """UTF-8, or the UTF-16/32 a byte-order mark announces; undecodable bytes are replaced."""
-    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
-    return data.decode(encoding, errors="replace")
+    """In the encoding its head shows (see ``text_encoding``): UTF-8, or UTF-16/32 with or without
+    a byte-order mark, as PowerShell and editors write it; undecodable bytes are replaced."""
+    return decode(data, reading_encoding(data[:HEAD_BYTES]))
+
+
+def text_views(data: bytes) -> list[str]:
+    """``decode_text``, and for UTF-16/32 also the bytes as a UTF-8 reader (bash, transformers'
+    template loader) takes them: ASCII hidden between the wide characters shows only there."""
+    encoding = reading_encoding(data[:HEAD_BYTES])
+    views = [decode(data, encoding)]
+    if encoding != "utf-8":
+        views.append(decode(data, "utf-8"))
+    return views
 
 
 def evidence(path: str, where: str, text: str) -> str:
