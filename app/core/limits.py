@@ -42,6 +42,9 @@ class Limits:
     max_buffered_bytes: int = 1024 * MiB  # large in-memory buffers held at once by the whole process
     max_text_bytes: int = 4 * MiB  # text files read whole up to this size
     max_string_arg: int = 64 * 1024  # longer pickle strings are skipped, not kept
+    # Files plus directories a local listing may produce: HF advises < 100k files per repo, and
+    # directory links that alias each other could otherwise multiply entries exponentially.
+    max_listed_entries: int = 100_000
     max_vet_seconds: float = 1800.0  # files not started by then are reported unscanned (vet-timeout)
 
     def expansion_cap(self, compressed: int | None) -> int:

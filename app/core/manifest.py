@@ -13,6 +13,7 @@ class ManifestFile:
     sha256: str | None = None  # LFS sha256 when the source knows it
     blob_id: str | None = None  # git blob id when the source knows it
     format: str = "unknown"  # filled by content sniffing, never by extension
+    link: str | None = None  # the symlinks the source followed to reach the bytes, when any
 
     def with_format(self, fmt: str) -> ManifestFile:
         return replace(self, format=fmt)

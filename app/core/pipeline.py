@@ -24,12 +24,15 @@ NAME = "pipeline"
 RULE_UNSCANNED = "unscanned"
 RULE_READ_ERROR = "read-error"
 RULE_VET_TIMEOUT = "vet-timeout"
+RULE_SYMLINK = "symlink"
 # Emitted by the pipeline itself rather than by a scanner (scan-error is ScanOutcome.failed's).
 PIPELINE_RULES = (
     RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format: it was not vetted"),
     RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
     RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
     RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past `--timeout` before the file was scanned"),
+    RuleInfo(RULE_SYMLINK, Severity.INFO,
+             "a local file reached through a symlink (the message names it; one leaving the snapshot is `read-error`)"),
 )
 
 
@@ -97,8 +100,19 @@ def scan_file(
     limits: Limits,
     memory: MemoryBudget | None = None,
 ) -> FileResult:
+    result = _scan_file(source, manifest, file, scanners, limits)
+    if file.link is None:
+        return result
+    note = Finding(file.path, NAME, RULE_SYMLINK, Severity.INFO, f"reached through a symlink: {file.link}")
+    return FileResult(result.report, [note, *result.findings])
+
+
+def _scan_file(
+    source: Source, manifest: Manifest, file: ManifestFile, scanners: Sequence[Scanner], limits: Limits
+) -> FileResult:
     blob = SourceBlob(source, file.path, file.size)
     try:
+        source.size(file.path)  # the source refuses an entry it will not serve, even one listed as empty
         fmt = refine_format(blob, detect_format(blob.read(0, HEAD_BYTES), file.size))
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)

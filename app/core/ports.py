@@ -19,7 +19,9 @@ class Source(Protocol):
     """Random access to the files of one repo at one pinned revision.
 
     Scanners only ever call ``read`` and ``size``; they never see a local path, so a
-    Range-reading hub source and a local directory are interchangeable.
+    Range-reading hub source and a local directory are interchangeable. ``size`` and ``read``
+    raise ``SourceError`` for an entry the source lists but will not serve (a FIFO, a link out
+    of the snapshot): listed, never silently dropped, and never taken for an empty file.
     """
 
     def manifest(self) -> Manifest: ...

@@ -53,7 +53,7 @@ def scan_local(
     if not path.exists():
         raise InputError(f"no such file or directory: {path}")
     decide = decide_for(policy_path, settings)
-    source = LocalSource(path, repo_id=repo_id)
+    source = LocalSource(path, repo_id=repo_id, limits=limits)
     return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers)
 
 

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path
 
+from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.core.ports import SourceError
+from app.sources.local_listing import Entry, list_path
 
-# Git metadata is not repo content; everything else (even hidden files) is vetted.
-_IGNORED_DIRS = {".git"}
+# Opening never follows a link swapped in after listing, nor blocks on a FIFO swapped in.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class LocalSource:
-    def __init__(self, root: Path, repo_id: str | None = None, revision: str | None = None) -> None:
-        self._root = root.resolve()
-        if not self._root.exists():
-            raise SourceError(f"no such file or directory: {root}")
+    """Serves the regular files of a snapshot; links are followed only inside it (see local_listing)."""
+
+    def __init__(
+        self, root: Path, repo_id: str | None = None, revision: str | None = None, limits: Limits | None = None
+    ) -> None:
         self._identity = RepoIdentity(repo_id, revision)
         self._bytes_read = 0
         self._lock = threading.Lock()
-        self._paths: dict[str, Path] = {}
-        self._files = self._list()
+        entries = list_path(root, (limits or Limits()).max_listed_entries)
+        self._entries = {e.path: e for e in entries}
+        self._files = tuple(ManifestFile(e.path, e.size, link=e.link) for e in entries)
 
     @property
     def bytes_read(self) -> int:
@@ -32,57 +37,33 @@ class LocalSource:
         return Manifest(self._identity, self._files)
 
     def size(self, path: str) -> int:
-        return _size(self._resolve(path))
+        _, entry = self._servable(path)
+        return entry.size
 
     def read(self, path: str, offset: int, length: int) -> bytes:
-        full = self._resolve(path)
-        if not full.is_file():  # never open a FIFO or device: it could block forever
-            raise SourceError(f"cannot read {path}: not a regular file")
+        real, _ = self._servable(path)
         try:
-            with full.open("rb") as fh:
-                fh.seek(offset)
-                data = fh.read(length)
+            data = _read_regular(real, offset, length)
         except OSError as exc:
-            raise SourceError(f"cannot read {path}: {exc}") from exc
+            raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
         with self._lock:
             self._bytes_read += len(data)
         return data
 
-    def _resolve(self, path: str) -> Path:
+    def _servable(self, path: str) -> tuple[Path, Entry]:
         # Only paths in the manifest are readable: nothing outside the snapshot leaks in.
-        try:
-            return self._paths[path]
-        except KeyError:
-            raise SourceError(f"unknown file {path!r}") from None
-
-    def _list(self) -> tuple[ManifestFile, ...]:
-        if self._root.is_file():
-            self._paths = {self._root.name: self._root}
-        else:
-            self._paths = dict(self._walk())
-        return tuple(ManifestFile(rel, _size(full)) for rel, full in self._paths.items())
-
-    def _walk(self) -> list[tuple[str, Path]]:
-        """Every non-directory entry, so nothing drops out of the manifest unseen.
-
-        Symlinks are followed (huggingface_hub snapshots link into blobs/); a broken link, a
-        FIFO or a device is listed and then fails to read, which is a finding, not a skip.
-        """
-
-        def unreadable_dir(exc: OSError) -> None:
-            raise SourceError(f"cannot list {exc.filename}: {exc.strerror}")
-
-        found = []
-        for dirpath, dirnames, filenames in os.walk(self._root, onerror=unreadable_dir):
-            dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_DIRS)
-            for name in sorted(filenames):
-                full = Path(dirpath) / name
-                found.append((full.relative_to(self._root).as_posix(), full))
-        return found
+        entry = self._entries.get(path)
+        if entry is None:
+            raise SourceError(f"unknown file {path!r}")
+        if entry.real is None:
+            raise SourceError(f"cannot read {path}: {entry.refused}")
+        return entry.real, entry
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # a broken link: reading it fails and is reported
+def _read_regular(real: Path, offset: int, length: int) -> bytes:
+    fd = os.open(real, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OSError("no longer a regular file (it changed after listing)")
+        fh.seek(offset)
+        return fh.read(length)
