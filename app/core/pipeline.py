@@ -100,7 +100,7 @@ def scan_file(
     limits: Limits,
     memory: MemoryBudget | None = None,
 ) -> FileResult:
-    result = _scan_file(source, manifest, file, scanners, limits)
+    result = _scan_file(source, manifest, file, scanners, limits, memory)
     if file.link is None:
         return result
     note = Finding(file.path, NAME, RULE_SYMLINK, Severity.INFO, f"reached through a symlink: {file.link}")
@@ -108,7 +108,12 @@ def scan_file(
 
 
 def _scan_file(
-    source: Source, manifest: Manifest, file: ManifestFile, scanners: Sequence[Scanner], limits: Limits
+    source: Source,
+    manifest: Manifest,
+    file: ManifestFile,
+    scanners: Sequence[Scanner],
+    limits: Limits,
+    memory: MemoryBudget | None,
 ) -> FileResult:
     blob = SourceBlob(source, file.path, file.size)
     try:
