@@ -75,3 +75,52 @@ class AuditRow(Base):
     action: Mapped[str] = mapped_column(String(40))
     subject: Mapped[str] = mapped_column(String(300))
     detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class VetRow(Base):
+    """One vet job: queued -> running -> done | failed. Requests for the same work attach to one row."""
+
+    __tablename__ = "vets"
+    __table_args__ = (Index("ix_vets_work", "repo_id", "sha", "policy_sha256", "status"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)  # uuid4 hex
+    repo_id: Mapped[str] = mapped_column(String(200), index=True)
+    requested_revision: Mapped[str] = mapped_column(String(256))
+    sha: Mapped[str] = mapped_column(String(40))
+    policy_name: Mapped[str] = mapped_column(String(200))
+    policy_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(8), index=True)
+    requested_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    report_pk: Mapped[int | None] = mapped_column(ForeignKey("reports.id"))
+
+
+class ReviewRow(Base):
+    """A human decision on a stored report: approve a `review`, reject, or (admin) override a `reject`."""
+
+    __tablename__ = "reviews"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    report_pk: Mapped[int] = mapped_column(ForeignKey("reports.id"), index=True)
+    decision: Mapped[str] = mapped_column(String(8))  # approve | reject
+    reason: Mapped[str] = mapped_column(Text)
+    reviewer: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TokenRow(Base):
+    """An API token: only its sha256 is stored; the secret is shown once when created."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
