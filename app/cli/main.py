@@ -12,6 +12,8 @@ from app.cli.db import db_app
 from app.cli.gate import gate_cmd
 from app.cli.hub import hub_app
 from app.cli.policy import policy_app
+from app.cli.serve import serve
+from app.cli.token import token_app
 
 app = typer.Typer(
     name="hfvet",
@@ -24,11 +26,13 @@ app = typer.Typer(
 app.command()(vet.scan)
 app.command("vet")(vet.vet)
 app.command("gate")(gate_cmd)
+app.command()(serve)
 app.command()(demo.demo)
 app.command()(checks.checks)
 app.add_typer(policy_app, name="policy")
 app.add_typer(hub_app, name="hub")
 app.add_typer(db_app, name="db")
+app.add_typer(token_app, name="token")
 
 
 def main() -> None:

@@ -104,3 +104,8 @@ def _revision(session: Session, repo: RepoRow, report: Report) -> RevisionRow:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)[:96]
+
+
+def report_document(session: Session, report_id: int) -> dict[str, Any] | None:
+    row = session.get(ReportRow, report_id)
+    return None if row is None else row.document

@@ -1,0 +1,78 @@
+"""FastAPI dependencies, named once: settings, store, jobs, the active policy, who is calling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.api.errors import ApiError
+from app.core.policy import LoadedPolicy
+from app.db import tokens
+from app.db.session import Store
+from app.jobs.interface import JobQueue
+from app.services.gating import Resolver
+from app.settings import Settings
+
+
+@dataclass
+class AppState:
+    """What the server holds for its lifetime (set up in app.server's lifespan)."""
+
+    settings: Settings
+    store: Store
+    jobs: JobQueue
+    policy: LoadedPolicy
+    resolve: Resolver
+
+
+def state(request: Request) -> AppState:
+    return request.app.state.hfvet  # type: ignore[no-any-return]
+
+
+StateDep = Annotated[AppState, Depends(state)]
+
+
+def principal(request: Request, app: StateDep) -> tokens.Principal | None:
+    """The caller, from `Authorization: Bearer <token>`; a token that is sent must be valid."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
+    with app.store.session() as session:
+        who = tokens.verify(session, secret.strip())
+    if who is None:
+        raise ApiError(401, "bad-token", "the token is unknown or revoked")
+    return who
+
+
+PrincipalDep = Annotated[tokens.Principal | None, Depends(principal)]
+
+
+def require(role: str) -> Callable[[tokens.Principal | None], tokens.Principal]:
+    """A dependency that admits tokens of ``role`` or a higher one."""
+
+    def check(who: PrincipalDep) -> tokens.Principal:
+        if who is None:
+            raise ApiError(401, "token-required", f"this needs a token with the {role} role (or higher)")
+        if not who.may(role):
+            raise ApiError(403, "role-too-low", f"token {who.name!r} is {who.role}; this needs {role}")
+        return who
+
+    return check
+
+
+def readable(app: StateDep, who: PrincipalDep) -> tokens.Principal | None:
+    """Reads are open unless HFVET_READ_AUTH is set; then they need a reader token."""
+    if app.settings.read_auth:
+        return require("reader")(who)
+    return who
+
+
+ReaderDep = Annotated[tokens.Principal | None, Depends(readable)]
+VetterDep = Annotated[tokens.Principal, Depends(require("vetter"))]
+ReviewerDep = Annotated[tokens.Principal, Depends(require("reviewer"))]

@@ -1,0 +1,66 @@
+"""API errors: every error is JSON `{"error": {"code", "message"}}` with a stable code."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.core.ports import SourceError
+from app.errors import HfvetError
+from app.sources.hub_errors import (
+    HubAccessDenied,
+    HubProtocolError,
+    HubRepoNotFound,
+    HubRevisionNotFound,
+    HubUnreachable,
+)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, **extra: object) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+def error_body(code: str, message: str, **extra: object) -> dict[str, object]:
+    return {"error": {"code": code, "message": message, **extra}}
+
+
+def install(app: FastAPI) -> None:
+    """Map every failure to JSON in one place."""
+
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(error_body(exc.code, exc.message, **exc.extra), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        message = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return JSONResponse(error_body("invalid-request", message), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    @app.exception_handler(SourceError)
+    async def _hub(_: Request, exc: SourceError) -> JSONResponse:
+        code, status = next(((c, s) for kind, (c, s) in _HUB_CODES.items() if isinstance(exc, kind)),
+                            ("hub-error", 502))
+        return JSONResponse(error_body(code, str(exc)), status_code=status)
+
+    @app.exception_handler(HfvetError)
+    async def _hfvet(_: Request, exc: HfvetError) -> JSONResponse:
+        return JSONResponse(error_body("unavailable", str(exc)), status_code=503)
+
+
+# Hub failures as (stable code, HTTP status).
+_HUB_CODES: dict[type[SourceError], tuple[str, int]] = {
+    HubRepoNotFound: ("repo-not-found", 404),
+    HubRevisionNotFound: ("revision-not-found", 404),
+    HubAccessDenied: ("hub-access-denied", 403),
+    HubUnreachable: ("hub-unreachable", 503),
+    HubProtocolError: ("hub-protocol-error", 502),
+}

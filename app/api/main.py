@@ -1,0 +1,11 @@
+"""The API router: every resource's router, collected once."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.routes import gate, health, policy, vet
+
+api_router = APIRouter()
+for module in (vet, gate, policy, health):
+    api_router.include_router(module.router)

@@ -1,0 +1,38 @@
+"""GET /gate: 200 for an approved revision; 403 refused, 404 not vetted, 409 the branch moved."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from app.api import validation
+from app.api.deps import ReaderDep, StateDep
+from app.core.gate import Approved, Moved, NotVetted
+from app.services.gating import gate
+
+router = APIRouter(tags=["gate"])
+
+
+@router.get("/gate", responses={403: {}, 404: {}, 409: {}})
+def get_gate(
+    app: StateDep,
+    _who: ReaderDep,
+    repo: Annotated[str, Query(max_length=200)],
+    revision: Annotated[str | None, Query(max_length=256)] = None,
+) -> Any:
+    repo = validation.repo_id(repo)
+    revision = None if revision is None else validation.revision(revision)
+    result = gate(repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
+    return JSONResponse(result.to_dict(), status_code=_status(result.answer))
+
+
+def _status(answer: object) -> int:
+    if isinstance(answer, Approved):
+        return 200
+    if isinstance(answer, NotVetted):
+        return 404
+    if isinstance(answer, Moved):
+        return 409
+    return 403

@@ -1,0 +1,47 @@
+"""`hfvet serve`: the API with its in-process job runner (SQLite migrations apply on start)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated
+
+import typer
+
+from app.cli import exit_codes
+from app.db import tokens
+from app.services.store import open_store
+from app.settings import Settings
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless tokens exist).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port.")] = 8000,
+) -> None:
+    """Serve the HTTP API (POST /vet, GET /gate, ...) and run vets in this process."""
+    import uvicorn
+
+    from app.server import create_app
+
+    settings = Settings()
+    if not is_loopback(host) and not exit_codes.guard(lambda: _has_tokens(settings)):
+        exit_codes.fail(f"refusing to listen on {host} while no API token exists: "
+                        "create one with `hfvet token create --role admin --name NAME` first")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
+
+
+def _has_tokens(settings: Settings) -> bool:
+    store = open_store(settings)
+    try:
+        with store.session() as session:
+            return tokens.live_count(session) > 0
+    finally:
+        store.close()

@@ -1,0 +1,1 @@
+"""Vet jobs: the JobQueue interface and its embedded (in-process) runner."""

@@ -1,0 +1,59 @@
+"""create_app(settings): the HTTP API over the store, the in-process job runner and the hub."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api import errors
+from app.api.deps import AppState
+from app.api.main import api_router
+from app.core.jobs import VetJob
+from app.core.report import Report
+from app.jobs.inprocess import InProcessQueue
+from app.services.gating import Resolver, active_policy
+from app.services.store import open_store
+from app.services.vetting import vet_remote
+from app.settings import Settings
+
+
+def create_app(settings: Settings | None = None, *, resolve: Resolver | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = build_state(settings, resolve)
+        app.state.hfvet = state
+        state.jobs.start()
+        try:
+            yield
+        finally:
+            state.jobs.stop()
+            state.store.close()
+
+    app = FastAPI(title="hfvet", version=__version__, lifespan=lifespan,
+                  description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
+    errors.install(app)
+    app.include_router(api_router)
+    return app
+
+
+def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState:
+    policy = active_policy(settings)  # a bad policy stops the server before it listens
+    store = open_store(settings)
+
+    def vet(job: VetJob) -> Report:
+        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy)
+
+    jobs = InProcessQueue(store, vet, (policy.name, policy.sha256), workers=settings.job_workers)
+    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings))
+
+
+def hub_resolver(settings: Settings) -> Resolver:
+    from app.sources.hub import HubClient, resolve_revision
+
+    hub = HubClient.from_settings(settings)
+    return lambda repo, revision: resolve_revision(repo, revision, hub)
