@@ -9,13 +9,15 @@ Callers that must report such tricks (the binary scanner) get the raw facts here
 
 from __future__ import annotations
 
+import bisect
 import re
 import struct
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from app.core.formats.blobs import SliceBlob, open_blob
+from app.core.formats.blobs import PrefetchBlob, SliceBlob, open_blob
 from app.core.formats.streams import CorruptStream, decompressed
 from app.core.ports import Blob
 
@@ -24,6 +26,7 @@ _LOCAL_SIG = b"PK\x03\x04"
 _UTF8_NAME = 0x800
 STORED, DEFLATED = 0, 8
 ENCRYPTED = 0x1
+_EXTRA_ALLOWANCE = 64  # typical local extra fields (zip64, timestamps, torch's alignment padding)
 # <top>/data/<n> records of a torch zip hold raw storage bytes: torch never unpickles them.
 TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")
 
@@ -61,6 +64,27 @@ def read_directory(blob: Blob) -> list[ZipMember]:
                   i.filename.endswith("/"), i.orig_filename, i.flag_bits)
         for i in infos
     ]
+
+
+def in_data_order(members: list[ZipMember]) -> list[ZipMember]:
+    """Members sorted by where their local header sits, so a walk reads the file front to back."""
+    return sorted(members, key=lambda m: m.header_offset)
+
+
+def prefetch(blob: Blob, members: list[ZipMember], data_wanted: Callable[[ZipMember], int]) -> Blob:
+    """``blob`` with each member's local header and first ``data_wanted(m)`` bytes read in batches.
+
+    A span never runs past the next member's header, so no byte is fetched that the walk
+    would not read anyway, apart from the gaps (``PREFETCH_GAP``) merged between spans.
+    """
+    starts = sorted({m.header_offset for m in members})
+    spans = []
+    for member in members:
+        following = bisect.bisect_right(starts, member.header_offset)
+        bound = starts[following] if following < len(starts) else blob.size
+        want = _LOCAL_HEADER.size + len(member.raw_name.encode()) + _EXTRA_ALLOWANCE + data_wanted(member)
+        spans.append((member.header_offset, min(bound, member.header_offset + want)))
+    return PrefetchBlob(blob, spans)
 
 
 def is_torch_storage(name: str) -> bool:
