@@ -72,16 +72,16 @@ class BudgetBlob:
     """Counts the bytes a scanner reads from one file and stops it past ``budget``."""
 
     def __init__(self, inner: Blob, budget: int) -> None:
-        self._inner = inner
+        self.inner = inner
         self._budget = budget
         self.bytes_read = 0
 
     @property
     def size(self) -> int:
-        return self._inner.size
+        return self.inner.size
 
     def read(self, offset: int, length: int) -> bytes:
-        data = self._inner.read(offset, length)
+        data = self.inner.read(offset, length)
         self.bytes_read += len(data)
         if self.bytes_read > self._budget:
             raise ReadBudgetExceeded(f"read more than {self._budget} bytes from the file")
@@ -97,22 +97,22 @@ class PrefetchBlob:
     """
 
     def __init__(self, inner: Blob, spans: Iterable[tuple[int, int]]) -> None:
-        self._inner = inner
+        self.inner = inner
         self._chunks = _coalesce(sorted(spans))
         self._starts = [start for start, _ in self._chunks]
         self._held: tuple[int, bytes] = (-1, b"")
 
     @property
     def size(self) -> int:
-        return self._inner.size
+        return self.inner.size
 
     def read(self, offset: int, length: int) -> bytes:
         i = bisect.bisect_right(self._starts, offset) - 1
         if i < 0 or offset + length > self._chunks[i][1]:
-            return self._inner.read(offset, length)
+            return self.inner.read(offset, length)
         start, end = self._chunks[i]
         if self._held[0] != start:
-            self._held = (start, self._inner.read(start, end - start))
+            self._held = (start, self.inner.read(start, end - start))
         return self._held[1][offset - start : offset - start + length]
 
 
@@ -126,6 +126,13 @@ def _coalesce(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             chunks.append((start, end))
     return chunks
+
+
+def origin(blob: Blob) -> Blob:
+    """The blob under any budget or prefetch wrappers: the same bytes at the same offsets."""
+    while isinstance(blob, (BudgetBlob, PrefetchBlob)):
+        blob = blob.inner
+    return blob
 
 
 class _RawBlobIO(io.RawIOBase):

@@ -12,12 +12,14 @@ from __future__ import annotations
 import bisect
 import re
 import struct
+import threading
+import weakref
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from app.core.formats.blobs import PrefetchBlob, SliceBlob, open_blob
+from app.core.formats.blobs import PrefetchBlob, SliceBlob, open_blob, origin
 from app.core.formats.streams import CorruptStream, decompressed
 from app.core.ports import Blob
 
@@ -29,6 +31,9 @@ ENCRYPTED = 0x1
 _EXTRA_ALLOWANCE = 64  # typical local extra fields (zip64, timestamps, torch's alignment padding)
 # <top>/data/<n> records of a torch zip hold raw storage bytes: torch never unpickles them.
 TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")
+# Parsed directories, kept only while the file's blob is alive (one scan of one file).
+_DIRECTORIES: weakref.WeakKeyDictionary[Blob, tuple[ZipMember, ...]] = weakref.WeakKeyDictionary()
+_DIRECTORIES_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,23 @@ class LocalHeader:
 
 
 def read_directory(blob: Blob) -> list[ZipMember]:
-    """Every central-directory entry, duplicates included (each is scanned)."""
+    """Every central-directory entry, duplicates included (each is scanned).
+
+    Parsed once per file: format refinement, the archive walk and the pickle walk all ask,
+    and parsing 100,000 entries takes about half a second each time.
+    """
+    key = origin(blob)
+    with _DIRECTORIES_LOCK:
+        cached = _DIRECTORIES.get(key)
+    if cached is not None:
+        return list(cached)
+    members = _parse_directory(blob)
+    with _DIRECTORIES_LOCK:
+        _DIRECTORIES[key] = tuple(members)
+    return members
+
+
+def _parse_directory(blob: Blob) -> list[ZipMember]:
     try:
         with zipfile.ZipFile(open_blob(blob)) as zf:
             infos = zf.infolist()
