@@ -3,8 +3,9 @@
 ``zipfile`` only parses the central directory. Member data is then located from the
 local header's name/extra lengths and read directly, so CRC errors, the encrypted-flag bit
 and a local file name that differs from the central directory are all ignored, exactly
-as torch.load (miniz) ignores them. Only the bytes of members we look at are read.
-Callers that must report such tricks (the binary scanner) get the raw facts here too.
+as torch.load (miniz) ignores them. Only the bytes of members we look at are read, in
+batches (``prefetch``). Callers that must report such tricks (the binary scanner, which
+also reads every entry's local header to compare names) get the raw facts here too.
 """
 
 from __future__ import annotations
