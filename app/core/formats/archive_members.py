@@ -1,5 +1,6 @@
 """Walk zip and 7z archives member by member, reading only what a sniff needs.
 
+Every member name (zip, tar, 7z) goes through ``NameChecks``: unsafe forms and duplicates.
 Zip: names come from the central directory and each member's local header is parsed by
 hand, both through ``zip_reader`` (so header tricks are reported, not crashed on); only a
 small compressed prefix is decompressed to sniff its magic bytes. Full content is produced only for
@@ -22,6 +23,7 @@ from app.core.findings import Severity
 from app.core.formats import zip_reader
 from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import NESTED_ARCHIVES, Format, detect_format, refine_zip
+from app.core.formats.member_names import DuplicateNames, unsafe_reason
 from app.core.formats.streams import CorruptStream
 from app.core.limits import DecompressionBomb, Limits
 from app.core.ports import Blob
@@ -30,6 +32,7 @@ SNIFF_BYTES = 1024  # enough for every executable header and a tar header
 MALFORMED = "malformed-archive"
 UNREADABLE = "archive-unreadable-member"
 LIMIT = "limit-exceeded"
+UNSAFE_NAME = "archive-unsafe-name"
 _CHUNK = 1 << 20
 _COMPRESSED_PREFIX = {0: SNIFF_BYTES, 8: 16 * 1024, 12: _CHUNK, 14: 16 * 1024}  # bz2 blocks are big
 
@@ -72,23 +75,40 @@ def zip_members(blob: Blob, limits: Limits) -> Iterator[Event]:
         members = zip_reader.read_directory(blob)
     except CorruptStream as exc:
         raise ArchiveError(str(exc)) from exc
-    yield from _duplicate_names([m.name for m in members])
     yield from _declared_total(members, blob.size, limits)
     torch_layout = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
+    names = NameChecks()
+    members = zip_reader.in_data_order(members)
+    wanted = {id(m): _sniff_prefix(m) for m in members if not _skipped(m, torch_layout)}
+    blob = zip_reader.prefetch(blob, members, lambda m: wanted.get(id(m), 0))
     for member in members:
-        if member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name)):
-            continue
-        for event in _zip_member(blob, member, limits):
+        # Every entry's names are checked, even those never sniffed: an extractor writes them all.
+        yield from names.issues(member.raw_name, member.name)
+        for event in _zip_member(blob, member, limits, id(member) in wanted):
             yield replace(event, python_path=False) if torch_layout and isinstance(event, Member) else event
 
 
-def _duplicate_names(names: list[str]) -> Iterator[Issue]:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
+def _skipped(member: zip_reader.ZipMember, torch_layout: bool) -> bool:
+    return member.is_dir or (torch_layout and zip_reader.is_torch_storage(member.name))
+
+
+def _sniff_prefix(member: zip_reader.ZipMember) -> int:
+    return min(member.compressed_size, _COMPRESSED_PREFIX.get(member.method, 0))
+
+
+class NameChecks:
+    """The one name check of every archive walk (zip, tar, 7z): unsafe forms and duplicates."""
+
+    def __init__(self) -> None:
+        self._names = DuplicateNames()
+
+    def issues(self, name: str, member: str | None = None) -> Iterator[Issue]:
+        """``name`` as stored; ``member`` as findings label it (defaults to ``name``)."""
+        label = name if member is None else member
+        yield from unsafe_name_issues(name, label)
+        if self._names.seen_before(name):
             yield Issue(MALFORMED, Severity.HIGH, "duplicate member name: tools disagree on which "
-                        "entry is used", name)
-        seen.add(name)
+                        "entry is used", label)
 
 
 def _declared_total(members: list[zip_reader.ZipMember], size: int, limits: Limits) -> Iterator[Issue]:
@@ -108,21 +128,37 @@ def _declared_bomb(member: zip_reader.ZipMember, limits: Limits) -> Issue | None
     return None
 
 
-def _zip_member(blob: Blob, member: zip_reader.ZipMember, limits: Limits) -> Iterator[Event]:
+def unsafe_name_issues(name: str, member: str) -> Iterator[Issue]:
+    reason = unsafe_reason(name)
+    if reason is not None:
+        yield Issue(UNSAFE_NAME, Severity.HIGH, f"member name {name!r}: {reason}; extraction tools "
+                    "and some loaders write where the name says", member)
+
+
+def _zip_member(blob: Blob, member: zip_reader.ZipMember, limits: Limits, sniffed: bool) -> Iterator[Event]:
     name = member.name
-    bomb = _declared_bomb(member, limits)
+    bomb = _declared_bomb(member, limits) if sniffed else None
     if bomb is not None:
         yield bomb  # the head is still sniffed; the member is never inflated whole
     try:
         header = zip_reader.local_header(blob, member)
     except CorruptStream as exc:
         yield Issue(MALFORMED, Severity.HIGH, str(exc), name)
-        yield Member(name, member.size, b"")
+        if sniffed:
+            yield Member(name, member.size, b"")
         return
     local_name = zip_reader.local_name(blob, header)
     if local_name != member.raw_name:
         yield Issue(MALFORMED, Severity.HIGH, f"local header names {local_name!r} but the central "
                     f"directory names {member.raw_name!r}", name)
+        yield from unsafe_name_issues(local_name, name)  # what tools that walk local headers write
+    if sniffed:
+        yield from _zip_content(blob, member, header, limits, declared_bomb=bomb is not None)
+
+
+def _zip_content(blob: Blob, member: zip_reader.ZipMember, header: zip_reader.LocalHeader,
+                 limits: Limits, *, declared_bomb: bool) -> Iterator[Event]:
+    name = member.name
     if member.flags & zip_reader.ENCRYPTED:
         yield Issue(UNREADABLE, Severity.HIGH, "encrypted flag set: the content cannot be vetted "
                     "(some loaders ignore the flag)", name)
@@ -138,7 +174,7 @@ def _zip_member(blob: Blob, member: zip_reader.ZipMember, limits: Limits) -> Ite
         yield Issue(MALFORMED, Severity.HIGH, f"member data does not decompress: {exc}", name)
         yield Member(name, member.size, b"")
         return
-    if bomb is not None or not is_nested_archive(head, member.size):
+    if declared_bomb or not is_nested_archive(head, member.size):
         yield Member(name, member.size, head)
         return
     window = zip_reader.raw_blob(blob, member, start=header.data_offset)

@@ -6,12 +6,16 @@ file read by Range requests and a member decompressed out of an archive.
 
 from __future__ import annotations
 
+import bisect
 import io
+from collections.abc import Iterable
 
 from app.core.limits import ReadBudgetExceeded
 from app.core.ports import Blob, Source
 
 READ_BUFFER = 64 * 1024  # large enough to batch zipfile's many small reads
+PREFETCH_CHUNK = 1024 * 1024  # one batched read, and the most a PrefetchBlob holds in memory
+PREFETCH_GAP = 4096  # spans closer than this are read together (the gap bytes are wasted)
 
 
 class SourceBlob:
@@ -68,20 +72,67 @@ class BudgetBlob:
     """Counts the bytes a scanner reads from one file and stops it past ``budget``."""
 
     def __init__(self, inner: Blob, budget: int) -> None:
-        self._inner = inner
+        self.inner = inner
         self._budget = budget
         self.bytes_read = 0
 
     @property
     def size(self) -> int:
-        return self._inner.size
+        return self.inner.size
 
     def read(self, offset: int, length: int) -> bytes:
-        data = self._inner.read(offset, length)
+        data = self.inner.read(offset, length)
         self.bytes_read += len(data)
         if self.bytes_read > self._budget:
             raise ReadBudgetExceeded(f"read more than {self._budget} bytes from the file")
         return data
+
+
+class PrefetchBlob:
+    """Serves reads that fall inside planned spans from a few batched reads of ``inner``.
+
+    Walking a zip of many tiny members would otherwise cost one source read (one Range
+    request) per header and per head. Spans are merged into chunks of at most
+    ``PREFETCH_CHUNK`` bytes; one chunk is held at a time. Other reads go straight through.
+    """
+
+    def __init__(self, inner: Blob, spans: Iterable[tuple[int, int]]) -> None:
+        self.inner = inner
+        self._chunks = _coalesce(sorted(spans))
+        self._starts = [start for start, _ in self._chunks]
+        self._held: tuple[int, bytes] = (-1, b"")
+
+    @property
+    def size(self) -> int:
+        return self.inner.size
+
+    def read(self, offset: int, length: int) -> bytes:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i < 0 or offset + length > self._chunks[i][1]:
+            return self.inner.read(offset, length)
+        start, end = self._chunks[i]
+        if self._held[0] != start:
+            self._held = (start, self.inner.read(start, end - start))
+        return self._held[1][offset - start : offset - start + length]
+
+
+def _coalesce(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    chunks: list[tuple[int, int]] = []
+    for start, end in spans:
+        if end <= start:
+            continue
+        if chunks and start - chunks[-1][1] <= PREFETCH_GAP and end - chunks[-1][0] <= PREFETCH_CHUNK:
+            chunks[-1] = (chunks[-1][0], max(end, chunks[-1][1]))
+        else:
+            chunks.append((start, end))
+    return chunks
+
+
+def origin(blob: Blob) -> Blob:
+    """The blob under any budget or prefetch wrappers: the same bytes at the same offsets."""
+    while isinstance(blob, (BudgetBlob, PrefetchBlob)):
+        blob = blob.inner
+    return blob
 
 
 class _RawBlobIO(io.RawIOBase):

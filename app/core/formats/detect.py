@@ -156,6 +156,11 @@ def looks_like_pickle(head: bytes, max_ops: int = 64) -> bool:
     return stop_at == len(head) - 1 and len(ops) >= 3
 
 
+def could_start_pickle(head: bytes) -> bool:
+    """False when the first byte is no pickle opcode: an unpickler fails before doing anything."""
+    return bool(head) and head[0] in _OPCODE_BYTES
+
+
 def _sniff_ops(head: bytes, max_ops: int) -> tuple[list[str], int, int | None]:
     """Opcode names parsed, plausible imports seen, and the STOP position if reached."""
     ops: list[str] = []

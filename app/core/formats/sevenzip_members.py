@@ -10,6 +10,7 @@ are themselves archives (kept whole, under the memory budget).
 from __future__ import annotations
 
 import lzma
+import pathlib
 from collections.abc import Iterator
 
 import py7zr
@@ -26,6 +27,7 @@ from app.core.formats.archive_members import (
     Event,
     Issue,
     Member,
+    NameChecks,
     is_nested_archive,
 )
 from app.core.formats.blobs import BytesBlob, open_blob
@@ -70,6 +72,8 @@ class _HeadWriter(py7zr.io.Py7zIO):
 
 
 class _HeadFactory(py7zr.io.WriterFactory):
+    """Writers by the name py7zr gives them, which is not the stored name (see ``_output_key``)."""
+
     def __init__(self) -> None:
         self.writers: dict[str, _HeadWriter] = {}
 
@@ -78,12 +82,32 @@ class _HeadFactory(py7zr.io.WriterFactory):
         self.writers[filename] = writer
         return writer
 
+    def writer_for(self, listing: list[py7zr.FileInfo]) -> list[_HeadWriter | None]:
+        """Each listed member's writer: py7zr renames duplicates ``name_0``, ``name_1``... and
+        cleans names (``./a`` -> ``a``); looked up by the stored name, those members went unsniffed."""
+        counts: dict[str, int] = {}
+        found: list[_HeadWriter | None] = []
+        for entry in listing:
+            seen = counts.get(entry.filename)
+            counts[entry.filename] = 0 if seen is None else seen + 1
+            name = entry.filename if seen is None else f"{entry.filename}_{seen}"
+            found.append(self.writers.get(_output_key(name)))
+        return found
+
+
+def _output_key(name: str) -> str:
+    # py7zr's _sanitize_member_name for names it accepts: no leading "/" or "./", no "." parts.
+    name = name.lstrip("/").removeprefix("./")
+    return str(pathlib.PurePosixPath(*[p for p in pathlib.PurePosixPath(name).parts if p != "."]))
+
 
 def sevenzip_members(blob: Blob, limits: Limits, memory: MemoryBudget) -> Iterator[Event]:
     factory = _HeadFactory()
     try:
         with py7zr.SevenZipFile(open_blob(blob), mode="r", max_extract_size=limits.max_decompressed_bytes) as archive:
-            listing = [f for f in archive.list() if not f.is_directory]
+            everything = archive.list()
+            yield from _name_issues(everything)
+            listing = [f for f in everything if not f.is_directory]
             refusal = _refusal(archive, listing, blob.size, limits)
             if refusal is not None:
                 yield refusal
@@ -110,11 +134,17 @@ def _refusal(archive: py7zr.SevenZipFile, listing: list[py7zr.FileInfo], size: i
     return None
 
 
+def _name_issues(entries: list[py7zr.FileInfo]) -> Iterator[Issue]:
+    names = NameChecks()
+    for entry in entries:  # directories too: an extractor creates them where the name says
+        yield from names.issues(entry.filename)
+
+
 def _members(listing: list[py7zr.FileInfo], factory: _HeadFactory, failure: str | None) -> Iterator[Event]:
     if failure:
         yield Issue(MALFORMED, Severity.HIGH, failure)
-    for entry in listing:
-        yield _member(entry.filename, entry.uncompressed or 0, factory.writers.get(entry.filename))
+    for entry, writer in zip(listing, factory.writer_for(listing), strict=True):
+        yield from _member(entry.filename, entry.uncompressed or 0, writer, failure is None)
 
 
 def _extract(archive: py7zr.SevenZipFile, factory: _HeadFactory) -> str | None:
@@ -127,11 +157,16 @@ def _extract(archive: py7zr.SevenZipFile, factory: _HeadFactory) -> str | None:
     return None
 
 
-def _member(name: str, size: int, writer: _HeadWriter | None) -> Member:
+def _member(name: str, size: int, writer: _HeadWriter | None, extracted: bool) -> Iterator[Event]:
     if writer is None:
-        return Member(name, size, b"")
+        if extracted and size:  # the extract went through, yet this member's bytes never arrived
+            yield Issue(UNREADABLE, Severity.HIGH, "member content was not produced by the 7z reader: "
+                        "not vetted", name)
+        yield Member(name, size, b"")
+        return
     head = bytes(writer.data[:SNIFF_BYTES])
     if not is_nested_archive(head, writer.size()):
-        return Member(name, size, head)
+        yield Member(name, size, head)
+        return
     whole = BytesBlob(bytes(writer.data))
-    return Member(name, size, head, lambda: whole)
+    yield Member(name, size, head, lambda: whole)

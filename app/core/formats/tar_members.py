@@ -25,6 +25,7 @@ from app.core.formats.archive_members import (
     Event,
     Issue,
     Member,
+    NameChecks,
     is_nested_archive,
 )
 from app.core.formats.blobs import BytesBlob, SliceBlob, open_blob
@@ -137,6 +138,7 @@ def open_stream(blob: Blob, fmt: str) -> Compressed:
 def tar_members(cursor: Cursor) -> Iterator[Event]:
     """Members of a tar, from its 512-byte headers; stops at the end-of-archive block."""
     pending: dict[str, str] = {}
+    names = NameChecks()
     while True:
         block = cursor.read(BLOCK)
         if len(block) < BLOCK or block == bytes(BLOCK):
@@ -152,6 +154,7 @@ def tar_members(cursor: Cursor) -> Iterator[Event]:
         name = pending.pop("path", info.name)
         size = int(pending.pop("size", info.size))
         pending.clear()
+        yield from names.issues(name)  # every entry, links and directories too: tar creates them all
         # As tarfile: links, devices and directories have no data whatever their (pax) size;
         # every other type, unknown ones included, is extracted as a regular file.
         if info.type not in _NO_DATA_TYPES:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MAX_KEPT_ITEMS = 64  # dict entries kept per dict (enough for object state records)
+MAX_DESCRIBED_CALLS = 3  # evidence spells out this many nested calls; deeper chains share one text
 
 
 class Opaque:
@@ -37,6 +38,15 @@ class Call:
     func: Value
     args: Value
     state: Value | None = None
+    # How many calls deep this result is, and the callable at the bottom: kept at build time
+    # so evidence for a chain thousands deep costs O(1), not a walk (or recursion) per call.
+    depth: int = field(init=False)
+    root: Value = field(init=False)
+
+    def __post_init__(self) -> None:
+        inner = self.func
+        self.depth = inner.depth + 1 if isinstance(inner, Call) else 1
+        self.root = inner.root if isinstance(inner, Call) else inner
 
 
 @dataclass(eq=False)
@@ -62,11 +72,21 @@ Value = Opaque | Const | GlobalRef | Call | TupleVal | ListVal | DictVal
 
 
 def describe(value: Value) -> str:
-    """Short text for evidence: what kind of value an operand was."""
+    """Short text for evidence: what kind of value an operand was (at most ~120 characters).
+
+    Call chains deeper than ``MAX_DESCRIBED_CALLS`` all read the same, so a chain thousands
+    deep yields a handful of distinct findings, not one per level.
+    """
+    if not isinstance(value, Call):
+        return _describe_leaf(value)
+    if value.depth > MAX_DESCRIBED_CALLS:
+        return f"result of more than {MAX_DESCRIBED_CALLS} nested calls of {_describe_leaf(value.root)}"
+    return "result of calling " * value.depth + _describe_leaf(value.root)
+
+
+def _describe_leaf(value: Value) -> str:
     if isinstance(value, Const):
         return f"{type(value.value).__name__} {value.value!r:.40}"
     if isinstance(value, GlobalRef):
         return f"global {value.dotted}"
-    if isinstance(value, Call):
-        return f"result of calling {describe(value.func)}"
     return type(value).__name__.lower()

@@ -226,3 +226,21 @@ def test_read_budget_is_not_swallowed_by_the_stream_walk() -> None:
 
     with pytest.raises(ReadBudgetExceeded):
         analyze_pickles(Spent(), FindingSink("f.pkl", "hfvet-pickle"), Limits())
+
+
+def test_call_chains_thousands_deep_give_bounded_evidence() -> None:
+    # getattr()()()... 3000 deep: evidence used to recurse per level (cubic text, then
+    # RecursionError past ~1000 levels, which ended the whole walk).
+    data = op.proto(2) + op.glob("builtins", "getattr") + (op.EMPTY_TUPLE + op.REDUCE) * 3000 + op.STOP
+    sink = FindingSink("f.pkl", "hfvet-pickle")
+    analysis = analyze_pickles(io.BytesIO(data), sink, Limits())
+    assert analysis.pickles == 1 and not analysis.broken
+    dynamic = [f for f in sink.findings if f.rule == "pickle-dynamic-call"]
+    assert [f.evidence for f in dynamic] == [
+        "result of calling global builtins.getattr",
+        "result of calling result of calling global builtins.getattr",
+        "result of calling result of calling result of calling global builtins.getattr",
+        "result of more than 3 nested calls of global builtins.getattr",
+    ]
+    assert all(f.severity is Severity.HIGH for f in dynamic)
+    assert sum(len(f.message) for f in sink.findings) < 2000
