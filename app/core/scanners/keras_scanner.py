@@ -26,7 +26,8 @@ from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peers.support import EngineRun, open_capped_member, run_engine
+from app.core.scanners.peers.capped import open_capped_member
+from app.core.scanners.peers.engine_run import EngineRun, run_engine
 
 NAME = "keras"
 LAMBDA = "keras-lambda"

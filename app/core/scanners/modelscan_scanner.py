@@ -28,17 +28,10 @@ from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peers.support import (
-    EngineRun,
-    PlannedMember,
-    guard_opcodes,
-    joblib_interleaved,
-    npy_payload_offset,
-    open_capped_member,
-    reopen,
-    run_engine,
-    walk_zip_members,
-)
+from app.core.scanners.peers.capped import open_capped_member
+from app.core.scanners.peers.engine_run import EngineRun, reopen, run_engine
+from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved, npy_payload_offset
+from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
 
 NAME = "modelscan"
 logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead

@@ -26,15 +26,9 @@ from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peers.support import (
-    EngineRun,
-    PlannedMember,
-    guard_opcodes,
-    joblib_interleaved,
-    reopen,
-    run_engine,
-    walk_zip_members,
-)
+from app.core.scanners.peers.engine_run import EngineRun, reopen, run_engine
+from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved
+from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
 
 NAME = "picklescan"
 DANGEROUS = "picklescan:dangerous-global"
