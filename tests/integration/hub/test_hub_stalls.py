@@ -1,5 +1,5 @@
 """Hub stalls: every hub call ends within its bounds (timeouts, deadlines, a floor rate, the
-Retry-After cap) with a clear error, and the token never leaves the hub."""
+Retry-After cap, the vet's --timeout) with a clear error, and the token never leaves the hub."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ import re
 import time
 
 import pytest
+from typer.testing import CliRunner
 
+from app.cli.main import app as cli
+from app.core.limits import Limits
+from app.core.verdict import Verdict
+from app.services.vetting import vet_remote
+from app.settings import Settings
 from app.sources.hub import HubClient, HubLimits, HubSource, HubTimeout, HubUnreachable
 from tests.integration.hub.faults import REPO, FaultyHub, Sleeps, source
 from tests.integration.hub.hubdata import GOOD_TOKEN
@@ -79,3 +85,25 @@ def test_a_redirect_off_the_hub_gets_no_token_and_is_recorded(fault: tuple[Fault
     port = url.rsplit(":", 1)[1]
     assert app.seen == [(f"127.0.0.1:{port}", True), (f"localhost:{port}", False)]
     assert src.served_by == [url, f"http://localhost:{port}"]
+
+
+def test_the_vet_budget_covers_a_slow_manifest(fault: tuple[FaultyHub, str]) -> None:
+    app, url = fault
+    app.faults += [("/revision/", "delay"), ("/tree/", "delay")]  # 1.2s of listing for a 1s budget
+    with Elapsed() as took:
+        result = CliRunner().invoke(cli, ["vet", REPO, "--endpoint", url, "--timeout", "1"])
+    assert result.exit_code == 2, result.output
+    assert "the vet's 1s budget (--timeout)" in result.output
+    assert took.seconds < 2.5
+
+
+def test_the_vet_budget_cuts_a_stalled_range_read(fault: tuple[FaultyHub, str]) -> None:
+    app, url = fault
+    app.faults.append(("/config.json", "stall"))
+    settings = Settings(HF_ENDPOINT=url)
+    with Elapsed() as took:
+        report = vet_remote(REPO, settings=settings, limits=Limits(max_vet_seconds=1))
+    assert took.seconds < 2.5  # not the 30s read timeout
+    stuck = [f for f in report.findings if f.path == "config.json" and "budget (--timeout)" in f.message]
+    assert stuck and stuck[0].severity.value == "high" and report.verdict is not Verdict.APPROVE
+    assert report.identity["servedBy"] == [url]
