@@ -31,6 +31,10 @@ PolicyOpt = Annotated[
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
 TimeoutOpt = Annotated[
     float,
-    typer.Option("--timeout", min=1, help="Seconds for the whole vet; files not started by then are unscanned."),
+    typer.Option(
+        "--timeout",
+        min=1,
+        help="Seconds for the whole vet, the hub listing included; files not started by then are unscanned.",
+    ),
 ]
 DEFAULT_TIMEOUT = Limits.max_vet_seconds

@@ -55,8 +55,11 @@ def vet(
     workers: int = 4,
     progress: ProgressFn | None = None,
     memory: MemoryBudget | None = None,
+    started: float | None = None,
 ) -> Report:
-    started = time.monotonic()
+    """``started`` (time.monotonic()) is when the vet began, if before this call: the budget
+    ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest)."""
+    started = time.monotonic() if started is None else started
     limits = limits or Limits()
     memory = memory or process_budget(limits)  # shared with every other vet in the process
     cached = CachingSource(source)

@@ -5,8 +5,10 @@ Nothing here draws on a terminal or exits: progress is handed in, errors are ``H
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -66,20 +68,38 @@ def vet_remote(
     limits: Limits | None = None,
     progress: ProgressFactory | None = None,
 ) -> Report:
-    """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit."""
-    from app.sources.hub import HubClient, HubSource  # the network client is only needed here
+    """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit.
 
+    ``limits.max_vet_seconds`` covers the whole vet, the manifest's listing included: past it, a
+    hub call still under way fails (``HubTimeout``) and files not yet started are ``vet-timeout``.
+    The report's ``identity.servedBy`` lists the hosts that served bytes.
+    """
+    from app.sources.hub import Deadline, HubClient, HubSource  # the network client is only needed here
+
+    started = time.monotonic()
+    limits = limits or Limits()
+    budget = Deadline(started + limits.max_vet_seconds, f"the vet's {limits.max_vet_seconds:g}s budget (--timeout)")
     decide = decide_for(policy_path, settings)  # a bad policy fails before any hub traffic
-    source = HubSource.open(repo_id, revision, hub=HubClient.from_settings(settings))
-    return _run(source, repo_id, decide, limits, progress, settings.hub_workers)
+    hub = HubClient.from_settings(settings).until(budget)
+    source = HubSource.open(repo_id, revision, hub=hub)
+    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started)
+    return replace(report, identity={**report.identity, "servedBy": source.served_by})
 
 
 def _run(
-    source: Source, label: str, decide: DecideFn, limits: Limits | None, progress: ProgressFactory | None, workers: int
+    source: Source,
+    label: str,
+    decide: DecideFn,
+    limits: Limits | None,
+    progress: ProgressFactory | None,
+    workers: int,
+    started: float | None = None,
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
-        return vet(source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers)
+        return vet(
+            source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started
+        )
 
 
 def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn | None]:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
 
 from huggingface_hub import HfApi, constants
-from huggingface_hub.errors import HfHubHTTPError
-from huggingface_hub.hf_api import ModelInfo, RepoFile
+from huggingface_hub.hf_api import ModelInfo
 from huggingface_hub.utils import (  # type: ignore[attr-defined]  # public, but lazily exported
     build_hf_headers,
     get_token_to_send,
@@ -23,54 +21,51 @@ from huggingface_hub.utils import (  # type: ignore[attr-defined]  # public, but
 from app.core.manifest import Manifest
 from app.core.ports import SourceError
 from app.settings import Settings
+from app.sources import hub_api
 from app.sources.hub_errors import (
     HubAccessDenied,
     HubError,
     HubProtocolError,
     HubRepoNotFound,
     HubRevisionNotFound,
+    HubTimeout,
     HubUnreachable,
-    translate,
 )
 from app.sources.hub_facts import build_manifest, pinned_commit, reconcile_tree
-from app.sources.hub_http import (
-    RETRY_EXCEPTIONS,
-    RETRY_STATUSES,
-    RangeReader,
-    Retry,
-    RetryPolicy,
-    retry_after,
-)
+from app.sources.hub_http import RangeReader, RetryPolicy
+from app.sources.hub_wire import Deadline, HubLimits, Wire
 
 __all__ = [
+    "Deadline",
     "HubAccessDenied",
     "HubClient",
     "HubError",
+    "HubLimits",
     "HubProtocolError",
     "HubRepoNotFound",
     "HubRevisionNotFound",
     "HubSource",
+    "HubTimeout",
     "HubUnreachable",
     "resolve_revision",
 ]
 
 
-T = TypeVar("T")
-
-
 @dataclass(frozen=True)
 class HubClient:
-    """Where the hub is and how to talk to it: endpoint, token, timeout and retry policy.
+    """Where the hub is and how to talk to it: endpoint, token, limits, retry policy, deadline.
 
     ``endpoint`` defaults to huggingface_hub's own (``HF_ENDPOINT`` at its import, then
     huggingface.co); the app passes ``Settings.hf_endpoint``. ``token`` defaults to
     huggingface_hub's lookup (``HF_TOKEN``, the token file); ``False`` sends none.
+    ``deadline``, if set, caps every call (the vet's ``--timeout``, a job's deadline).
     """
 
     endpoint: str
     token: str | bool
-    timeout: float
+    limits: HubLimits
     policy: RetryPolicy
+    deadline: Deadline | None = None
 
     @classmethod
     def create(
@@ -78,7 +73,7 @@ class HubClient:
         endpoint: str | None = None,
         token: str | bool | None = None,
         *,
-        timeout: float = 30.0,
+        limits: HubLimits | None = None,
         retries: int = 4,
         backoff: float = 0.5,
         max_wait: float = 30.0,
@@ -87,7 +82,7 @@ class HubClient:
         return cls(
             (endpoint or constants.ENDPOINT).rstrip("/"),
             get_token_to_send(token) or False,
-            timeout,
+            limits or HubLimits(),
             RetryPolicy(retries, backoff, max_wait, sleep),
         )
 
@@ -95,29 +90,33 @@ class HubClient:
     def from_settings(cls, settings: Settings) -> HubClient:
         return cls.create(settings.hf_endpoint, settings.hf_token)
 
+    def until(self, deadline: Deadline) -> HubClient:
+        """The same client, with every call also ending by ``deadline``."""
+        return replace(self, deadline=deadline)
+
     def api(self) -> HfApi:
         return HfApi(endpoint=self.endpoint, token=self.token)
 
-    def call(self, repo_id: str, revision: str, what: str, call: Callable[[], T]) -> T:
-        """One API call, retried by the policy, with the client's errors mapped to ours."""
-        return self.policy.run(what, lambda: _mapped(repo_id, revision, call))
+    def wire(self) -> Wire:
+        return Wire(self.endpoint, build_hf_headers(token=self.token), self.limits, self.deadline)
 
 
 def resolve_revision(repo_id: str, revision: str, hub: HubClient) -> str:
     """The 40-hex commit that ``revision`` (branch, tag or sha) names on the hub now."""
-    info = _model_info(hub, repo_id, revision, files_metadata=False)
+    info = _model_info(hub, hub.wire(), repo_id, revision, files_metadata=False)
     return pinned_commit(info, revision)
 
 
 class HubSource:
     """Manifest and Range reads of one repo at one commit. Build it with ``HubSource.open``."""
 
-    def __init__(self, repo_id: str, commit: str, manifest: Manifest, reader: RangeReader) -> None:
+    def __init__(self, repo_id: str, commit: str, manifest: Manifest, reader: RangeReader, wire: Wire) -> None:
         self.repo_id = repo_id
         self.commit = commit
         self._manifest = manifest
         self._sizes = {f.path: f.size for f in manifest.files}
         self._reader = reader
+        self._wire = wire
 
     @classmethod
     def open(cls, repo_id: str, revision: str = "main", *, hub: HubClient | None = None) -> HubSource:
@@ -126,17 +125,22 @@ class HubSource:
         Raises a ``HubError`` subclass if the repo or revision cannot be had.
         """
         hub = hub or HubClient.create()
-        info = _model_info(hub, repo_id, revision, files_metadata=True)
+        wire = hub.wire()
+        info = _model_info(hub, wire, repo_id, revision, files_metadata=True)
         commit = pinned_commit(info, revision)
         manifest = build_manifest(info, repo_id, revision, hub.endpoint)
-        tree = hub.call(repo_id, commit, f"file tree of {repo_id}@{commit}", lambda: _tree(hub, repo_id, commit))
-        headers = build_hf_headers(token=hub.token)
-        reader = RangeReader(repo_id, commit, hub.endpoint, headers, hub.timeout, hub.policy)
-        return cls(repo_id, commit, reconcile_tree(manifest, tree), reader)
+        tree = hub_api.tree(wire, hub.policy, repo_id, commit)
+        reader = RangeReader(repo_id, commit, wire, hub.policy)
+        return cls(repo_id, commit, reconcile_tree(manifest, tree), reader, wire)
 
     @property
     def bytes_read(self) -> int:
         return self._reader.bytes_received
+
+    @property
+    def served_by(self) -> list[str]:
+        """The origins (scheme://host:port) that served bytes so far: the hub, and any CDN it redirected to."""
+        return self._wire.served_by
 
     def manifest(self) -> Manifest:
         return self._manifest
@@ -157,33 +161,8 @@ class HubSource:
         return self._reader.read(path, offset, length, size)
 
 
-def _model_info(hub: HubClient, repo_id: str, revision: str, *, files_metadata: bool) -> ModelInfo:
-    info = hub.call(
-        repo_id, revision, f"model info of {repo_id}@{revision}",
-        lambda: hub.api().model_info(
-            repo_id, revision=revision, files_metadata=files_metadata, securityStatus=files_metadata,
-            timeout=hub.timeout,
-        ),
-    )
+def _model_info(hub: HubClient, wire: Wire, repo_id: str, revision: str, *, files_metadata: bool) -> ModelInfo:
+    info = hub_api.model_info(wire, hub.policy, repo_id, revision, files_metadata=files_metadata)
     if info.disabled:
         raise HubAccessDenied(f"{repo_id} is disabled on the hub")
     return info
-
-
-def _tree(hub: HubClient, repo_id: str, commit: str) -> list[RepoFile]:
-    entries = hub.api().list_repo_tree(repo_id, revision=commit, recursive=True)
-    return [e for e in entries if isinstance(e, RepoFile)]
-
-
-def _mapped(repo_id: str, revision: str, call: Callable[[], T]) -> T:
-    """Run ``call``; retryable failures become ``Retry``, everything else a ``HubError``."""
-    try:
-        return call()
-    except HfHubHTTPError as exc:
-        if exc.response.status_code in RETRY_STATUSES:
-            raise Retry(f"HTTP {exc.response.status_code}", retry_after(exc.response.headers)) from exc
-        raise translate(exc, repo_id, revision) from exc
-    except RETRY_EXCEPTIONS as exc:
-        raise Retry(f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # anything else from the client (bad JSON...) becomes a HubError
-        raise translate(exc, repo_id, revision) from exc

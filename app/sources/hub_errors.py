@@ -41,6 +41,10 @@ class HubUnreachable(HubError):
     """Network failure, timeout, offline mode, or the hub kept failing (429/5xx) past the retry budget."""
 
 
+class HubTimeout(HubUnreachable):
+    """A deadline ran out: one hub call's own budget, or the whole vet's (``--timeout``)."""
+
+
 class HubProtocolError(HubError):
     """The hub answered, but not what the protocol promises (ignored Range, wrong Content-Range,
     short body, a commit other than the pinned one...). Never trusted as data."""

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import constants
 
-from app.hubfixture import FixtureHub
+from app.hubfixture import AppServer, FixtureHub, create_app
+from tests.integration.hub.faults import FaultyHub
 from tests.integration.hub.hubdata import PAGE_SIZE, build_root
 
 
@@ -42,3 +43,20 @@ def hub_url(hub_root: Path) -> Iterator[str]:
 @pytest.fixture
 def cache_dir(tmp_path: Path) -> str:
     return os.fspath(tmp_path / "hf-cache")
+
+
+@pytest.fixture(scope="module")
+def faulty(hub_root: Path) -> Iterator[tuple[FaultyHub, str]]:
+    app = FaultyHub(create_app(hub_root))
+    with AppServer(app) as server:
+        yield app, server.url
+
+
+@pytest.fixture
+def fault(faulty: tuple[FaultyHub, str]) -> Iterator[tuple[FaultyHub, str]]:
+    """The faulty hub with no faults queued and no requests seen yet."""
+    app, _ = faulty
+    app.faults.clear()
+    app.seen.clear()
+    yield faulty
+    app.faults.clear()

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from huggingface_hub import HfApi, constants
 from huggingface_hub.utils.sha import git_hash
-from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.ports import SourceError
-from app.hubfixture import AppServer, create_app
 from app.settings import Settings
 from app.sources.hub import (
     HubAccessDenied,
@@ -26,20 +22,8 @@ from app.sources.hub import (
     HubUnreachable,
     resolve_revision,
 )
+from tests.integration.hub.faults import REPO, FaultyHub, Sleeps, source
 from tests.integration.hub.hubdata import GOOD_TOKEN, SPARSE_SIZE, sha256_of
-
-REPO = "acme/tiny"
-
-
-class Sleeps(list[float]):
-    """A recording stand-in for time.sleep: retries are checked without waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def source(url: str, repo: str = REPO, revision: str = "main", **kw: object) -> HubSource:
-    return HubSource.open(repo, revision, hub=HubClient.create(url, False, **kw))  # type: ignore[arg-type]
 
 
 def test_resolve_revision_names_the_commit_without_listing_files(hub_url: str) -> None:
@@ -166,84 +150,6 @@ def test_hf_endpoint_and_hf_token_env_are_honoured(hub_url: str, monkeypatch: py
 # --- fault injection: the fixture app wrapped so the next matching request misbehaves ----------
 
 
-class FaultyHub:
-    def __init__(self, inner: ASGIApp) -> None:
-        self.inner = inner
-        self.faults: list[tuple[str, str]] = []  # (path fragment, fault name), used once each
-        self.requests = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            self.requests += 1
-            for i, (fragment, fault) in enumerate(self.faults):
-                if fragment in scope["path"]:
-                    del self.faults[i]
-                    await getattr(self, fault.replace("-", "_"))(scope, receive, send)
-                    return
-        await self.inner(scope, receive, send)
-
-    async def ignore_range(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(k, v) for k, v in scope["headers"] if k != b"range"]
-        await self.inner(dict(scope, headers=headers), receive, send)
-
-    async def shift_range(self, scope: Scope, receive: Receive, send: Send) -> None:
-        def shift(value: bytes) -> bytes:
-            start, end = (int(x) for x in value.decode().removeprefix("bytes=").split("-"))
-            return f"bytes={start + 1}-{end + 1}".encode()
-
-        headers = [(k, shift(v) if k == b"range" else v) for k, v in scope["headers"]]
-        await self.inner(dict(scope, headers=headers), receive, send)
-
-    async def other_commit(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def rewrite(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [
-                    (k, b"f" * 40 if k == b"x-repo-commit" else v) for k, v in message["headers"]
-                ]
-            await send(message)
-
-        await self.inner(scope, receive, rewrite)
-
-    async def short_body(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Content-Range stays right; the body (and Content-Length) stop halfway.
-        left = 0
-
-        async def cut(message: Message) -> None:
-            nonlocal left
-            if message["type"] == "http.response.start":
-                left = int(dict(message["headers"])[b"content-length"]) // 2
-                message["headers"] = [
-                    (k, str(left).encode() if k == b"content-length" else v) for k, v in message["headers"]
-                ]
-            elif message["type"] == "http.response.body":
-                message["body"] = message.get("body", b"")[:left]
-                left -= len(message["body"])
-            await send(message)
-
-        await self.inner(scope, receive, cut)
-
-    async def rate_limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await Response("slow down", 429, headers={"Retry-After": "3"})(scope, receive, send)
-
-    async def unavailable(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await Response("down", 503)(scope, receive, send)
-
-
-@pytest.fixture(scope="module")
-def faulty(hub_root: Path) -> Iterator[tuple[FaultyHub, str]]:
-    app = FaultyHub(create_app(hub_root))
-    with AppServer(app) as server:
-        yield app, server.url
-
-
-@pytest.fixture
-def fault(faulty: tuple[FaultyHub, str]) -> Iterator[tuple[FaultyHub, str]]:
-    app, _ = faulty
-    app.faults.clear()
-    yield faulty
-    app.faults.clear()
-
-
 def test_a_server_ignoring_range_is_refused_without_reading_the_body(fault: tuple[FaultyHub, str]) -> None:
     app, url = fault
     src = source(url)
@@ -275,9 +181,9 @@ def test_429_is_retried_after_retry_after(fault: tuple[FaultyHub, str]) -> None:
         ("/resolve/", "unavailable"),
         ("/resolve/", "rate-limited"),
     ]
-    src = source(url, sleep=sleeps, backoff=0.1, max_wait=2.0)
+    src = source(url, sleep=sleeps, backoff=0.1, max_wait=5.0)
     assert src.read("config.json", 0, 4) == b'{"mo'
-    assert sleeps == [2.0, 0.1, 2.0]  # Retry-After 3 capped at max_wait; 503 gets the backoff
+    assert sleeps == [3.0, 0.1, 3.0]  # Retry-After 3 (within max_wait) honoured; 503 gets the backoff
     assert src.bytes_read == 4
 
 
