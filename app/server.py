@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 
@@ -14,7 +15,9 @@ from app.api.main import api_router
 from app.core.jobs import VetJob
 from app.core.report import Report
 from app.jobs.inprocess import InProcessQueue
+from app.jobs.poller import Poller
 from app.services.gating import Resolver, active_policy
+from app.services.polling import poll_once
 from app.services.store import open_store
 from app.services.vetting import vet_remote
 from app.settings import Settings
@@ -28,9 +31,13 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
         state = build_state(settings, resolve)
         app.state.hfvet = state
         state.jobs.start()
+        poller = Poller(settings.poll_seconds, partial(poll_once, store=state.store, jobs=state.jobs,
+                                                       policy=state.policy, resolve=state.resolve))
+        poller.start()
         try:
             yield
         finally:
+            poller.stop()  # before the queue and the store it uses go away
             state.jobs.stop()
             state.store.close()
 

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     read_auth: bool = Field(False, description="Require a reader token for the API's GET endpoints too.")
     job_workers: int = Field(2, ge=1, le=32, description="Vets the server runs at once.")
     webhook_secret: str | None = Field(None, description="Shared secret of the Hugging Face webhook.")
+    poll_seconds: float = Field(
+        0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
+    )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
 

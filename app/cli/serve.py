@@ -17,7 +17,10 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless tokens exist).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port.")] = 8000,
 ) -> None:
-    """Serve the HTTP API (POST /vet, GET /gate, ...) and run vets in this process."""
+    """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and run vets in this process.
+
+    Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
+    """
     import uvicorn
 
     from app.server import create_app

@@ -26,6 +26,13 @@ def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         Settings()
 
 
+def test_polling_is_off_by_default_and_a_negative_interval_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().poll_seconds == 0
+    monkeypatch.setenv("HFVET_POLL_SECONDS", "-1")
+    with pytest.raises(ValidationError, match="poll_seconds"):
+        Settings()
+
+
 def test_policy_names_resolve_under_the_policies_dir(tmp_path: Path) -> None:
     s = Settings(policies_dir=tmp_path)
     assert s.resolve_policy(Path("strict")) == tmp_path / "strict.yaml"
