@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import errors
+from app.api import errors, metrics
 from app.api.deps import AppState
+from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.core.jobs import VetJob
 from app.core.report import Report
@@ -37,6 +38,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
     app = FastAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
+    app.add_middleware(BodyLimit)
     app.include_router(api_router)
     return app
 
@@ -48,7 +50,7 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     def vet(job: VetJob) -> Report:
         return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy)
 
-    jobs = InProcessQueue(store, vet, (policy.name, policy.sha256), workers=settings.job_workers)
+    jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
     return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings))
 
 
