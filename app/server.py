@@ -9,8 +9,9 @@ from functools import partial
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import errors
+from app.api import errors, metrics
 from app.api.deps import AppState
+from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.core.jobs import VetJob
 from app.core.report import Report
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
     app = FastAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
+    app.add_middleware(BodyLimit)
     app.include_router(api_router)
     return app
 
@@ -55,7 +57,7 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     def vet(job: VetJob) -> Report:
         return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy)
 
-    jobs = InProcessQueue(store, vet, (policy.name, policy.sha256), workers=settings.job_workers)
+    jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
     return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings))
 
 

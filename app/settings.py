@@ -7,6 +7,7 @@ hfvet's are prefixed ``HFVET_``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field
@@ -62,3 +63,9 @@ class Settings(BaseSettings):
         if path.exists() or path.suffix:
             return path
         return self.policies_root() / f"{path}.yaml"
+
+
+def child_environment(drop: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:
+    """The environment for a child process (the demo's `hfvet serve`): this one's without ``drop``,
+    with ``overrides``."""
+    return {k: v for k, v in os.environ.items() if k not in drop} | overrides

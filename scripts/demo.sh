@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the offline demo: vet the bundled example repos through the fixture hub.
+# Set up, then run the offline demo: `hfvet serve` on the fixture hub, POST /vet the example repos, ask the gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,4 +1,4 @@
-"""`hfvet demo`: vet the bundled example repos through the offline fixture hub."""
+"""`hfvet demo`: vet the bundled example repos through `hfvet serve` and the offline fixture hub."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from app.cli import exit_codes
+from app.cli import demo_service, exit_codes
+from app.cli.demo_service import GateView
 from app.cli.progress import human_bytes
 from app.core.findings import Severity
 from app.core.report import Report
@@ -31,10 +32,17 @@ def demo(
     keep: Annotated[
         Path | None, typer.Option("--keep", help="Write the example repos here and keep them (for hfvet scan).")
     ] = None,
+    service: Annotated[
+        bool, typer.Option("--service/--in-process",
+                           help="Vet through `hfvet serve` and POST /vet, then ask GET /gate (default), "
+                                "or vet in this process without a server.")
+    ] = True,
 ) -> None:
-    """Offline demo: vet the bundled example repos through the fixture hub and print a table."""
-    rows = exit_codes.guard(lambda: run_demo(Console(), policy=policy, keep=keep))
-    unexpected = [r.example.repo_id for r in rows if not r.as_expected]
+    """Offline demo: serve the bundled example repos with the fixture hub, start `hfvet serve`, vet each
+    repo through POST /vet, print a table, then show the deploy gate for nvidia/... and canada-quant/...."""
+    result = exit_codes.guard(lambda: run_demo(Console(), policy=policy, keep=keep, service=service))
+    unexpected = [r.example.repo_id for r in result.rows if not r.as_expected]
+    unexpected += [f"gate {g.repo} ({g.status})" for g in result.gates if not g.as_expected]
     if unexpected:
         Console(stderr=True).print(Text(f"unexpected verdicts: {', '.join(unexpected)}", style="bold red"))
         raise typer.Exit(exit_codes.EXIT_FAILED)
@@ -50,21 +58,46 @@ class DemoRow:
         return self.report.verdict is self.example.expected_verdict
 
 
-def run_demo(console: Console, *, policy: Path = DEFAULT_POLICY, keep: Path | None = None) -> list[DemoRow]:
-    """Write the examples, serve them on a loopback port, vet each one, print a table."""
+@dataclass(frozen=True)
+class DemoResult:
+    rows: list[DemoRow]
+    gates: list[GateView]  # empty for the in-process flow
+
+
+def run_demo(
+    console: Console, *, policy: Path = DEFAULT_POLICY, keep: Path | None = None, service: bool = True
+) -> DemoResult:
+    """Write the examples, serve them on a loopback port, vet each one, print a table (and the gate)."""
     from app.examples import build_examples  # example builders and the fixture hub: only the demo needs them
     from app.hubfixture import FixtureHub
 
     with tempfile.TemporaryDirectory(prefix="hfvet-demo-") as tmp:
-        root = keep or Path(tmp)
+        root = keep or Path(tmp) / "repos"
         console.print(Text(f"writing example repos to {root}", style="dim"))
         examples = build_examples(root)
         with FixtureHub(root) as hub:
             console.print(Text(f"fixture hub at {hub.url}; vetting with policy {policy}", style="dim"))
+            if service:
+                return _through_service(console, examples, hub.url, Path(tmp), policy)
             settings = Settings().model_copy(update={"hf_endpoint": hub.url, "hf_token": None})
             rows = [DemoRow(ex, _vet(ex, settings, policy)) for ex in examples]
     console.print(demo_table(rows))
-    return rows
+    return DemoResult(rows, [])
+
+
+def _through_service(
+    console: Console, examples: list[ExampleRepo], hub_url: str, workdir: Path, policy: Path
+) -> DemoResult:
+    store_url = f"sqlite:///{workdir / 'store.db'}"
+    token = demo_service.vetter_token(store_url)
+    with demo_service.served_api(hub_url, store_url, policy, workdir / "serve.log") as url:
+        console.print(Text(f"hfvet serve at {url} (store {store_url}); POST /vet?repo=...&wait=... per repo",
+                           style="dim"))
+        rows = [DemoRow(ex, demo_service.vet_through_api(url, token, ex.repo_id)) for ex in examples]
+        console.print(demo_table(rows))
+        gates = [demo_service.gate_through_api(url, repo) for repo in demo_service.GATED]
+        demo_service.print_gates(console, url, gates)
+    return DemoResult(rows, gates)
 
 
 def _vet(example: ExampleRepo, settings: Settings, policy: Path) -> Report:

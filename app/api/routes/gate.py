@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from app.api import validation
+from app.api import metrics, validation
 from app.api.deps import ReaderDep, StateDep
 from app.core.gate import Approved, Moved, NotVetted
 from app.services.gating import gate
@@ -25,7 +25,9 @@ def get_gate(
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
     result = gate(repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
-    return JSONResponse(result.to_dict(), status_code=_status(result.answer))
+    doc = result.to_dict()
+    metrics.gate_answered(str(doc["status"]))
+    return JSONResponse(doc, status_code=_status(result.answer))
 
 
 def _status(answer: object) -> int:

@@ -1,0 +1,147 @@
+"""The demo's service flow: `hfvet serve` against the fixture hub, `POST /vet` for every example, then
+`GET /gate` for a vendor and a third-party repo, shown as a deploy script sees it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from app.core import report_json
+from app.core.report import Report
+from app.db import tokens
+from app.errors import HfvetError
+from app.services.store import open_store
+from app.settings import Settings, child_environment
+
+PROJECT = Path(__file__).resolve().parents[2]  # the child runs this very code, installed or not
+START_TIMEOUT = 60.0
+VET_WAIT = 120.0
+GATED = {"nvidia/DeepSeek-V4-Flash-NVFP4": 200, "canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP": 403}
+
+
+class DemoServiceError(HfvetError):
+    """The demo's server did not start or answered something unexpected."""
+
+
+@dataclass(frozen=True)
+class GateView:
+    repo: str
+    status: int  # the HTTP status a deploy script gets from GET /gate
+    doc: dict[str, Any]
+
+    @property
+    def as_expected(self) -> bool:
+        return GATED.get(self.repo) == self.status
+
+
+def vetter_token(store_url: str) -> str:
+    """A vetter token in the demo's own store (what `hfvet token create --role vetter` does)."""
+    store = open_store(Settings().model_copy(update={"database_url": store_url}))
+    try:
+        with store.session() as session:
+            return tokens.create(session, "demo", "vetter", actor="demo")
+    finally:
+        store.close()
+
+
+@contextmanager
+def served_api(hub_url: str, store_url: str, policy: Path, log: Path) -> Iterator[str]:
+    """`hfvet serve` as a child process on a free loopback port; yields its URL once /healthz answers."""
+    port = _free_port()
+    env = child_environment(drop=("HF_TOKEN",), HF_ENDPOINT=hub_url, HFVET_DATABASE_URL=store_url,
+                            HFVET_POLICY=str(policy), HF_HUB_DISABLE_TELEMETRY="1",
+                            PYTHONPATH=str(PROJECT) + _sep(child_environment().get("PYTHONPATH")))
+    with log.open("ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],  # noqa: S603
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def vet_through_api(url: str, token: str, repo: str) -> Report:
+    status, doc = call("POST", f"{url}/vet?repo={repo}&wait={VET_WAIT:g}", token)
+    if status != 200 or doc.get("report") is None:
+        raise DemoServiceError(f"POST /vet {repo} answered {status}: {json.dumps(doc)[:500]}")
+    return report_json.load(doc["report"], f"POST /vet {repo}")
+
+
+def gate_through_api(url: str, repo: str) -> GateView:
+    status, doc = call("GET", f"{url}/gate?repo={repo}")
+    return GateView(repo, status, doc)
+
+
+def print_gates(console: Console, url: str, gates: list[GateView]) -> None:
+    console.print(Text("\nThe deploy gate, as a deploy script sees it:", style="bold"))
+    for view in gates:
+        console.print(Text(f"$ curl -s -o answer.json -w '%{{http_code}}' '{url}/gate?repo={view.repo}'",
+                           style="dim"), soft_wrap=True)
+        if view.status == 200:
+            console.print(Text.assemble(("200 approved", "bold green"), f"  pull exactly {view.doc['revision']}"))
+            console.print(Text(f"  {view.doc['pins']['vllm']}"), soft_wrap=True)
+        else:
+            verdict = f" ({view.doc['verdict']})" if "verdict" in view.doc else ""
+            console.print(Text.assemble((f"{view.status} {view.doc.get('status', 'refused')}{verdict}", "bold red"),
+                                        "  the deploy stops here:"))
+            for reason in view.doc.get("reasons") or [view.doc.get("error", {}).get("message", "?")]:
+                console.print(Text(f"  - {reason}"))
+
+
+def call(method: str, url: str, token: str | None = None) -> tuple[int, dict[str, Any]]:
+    """One loopback request; a 4xx answer is an answer here, not an exception."""
+    request = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)  # noqa: S310
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=VET_WAIT + 30) as answer:  # noqa: S310 - our own loopback URL
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise DemoServiceError(f"hfvet serve exited with {proc.returncode}:\n{_tail(log)}")
+        try:
+            if call("GET", f"{url}/healthz")[0] == 200:
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise DemoServiceError(f"hfvet serve did not answer /healthz within {START_TIMEOUT:g}s:\n{_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-2000:]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _sep(existing: str | None) -> str:
+    return f":{existing}" if existing else ""

@@ -1,0 +1,96 @@
+"""A live `hfvet serve` subprocess per test module (SQLite, and PostgreSQL when it is up), with the
+fixture hub over the example repos behind it. Every server a fixture starts, it stops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli.main import app as cli
+from app.examples import build_examples
+from app.hubfixture import AppServer, create_app
+from tests.integration.api.live import LiveServer, SlowHub, create_token, revoke_token, server_env
+from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+
+ROLES = ("reader", "vetter", "reviewer", "admin")
+
+
+@dataclass
+class Hub:
+    app: SlowHub
+    url: str
+    root: Path
+
+
+@dataclass
+class Live:
+    url: str
+    store_url: str
+    server: LiveServer
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def auth(self, name: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[name]}"}
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    root = tmp_path_factory.mktemp("api-hub")
+    build_examples(root)
+    slow = SlowHub(create_app(root))
+    with AppServer(slow) as server:
+        yield Hub(slow, server.url, root)
+
+
+@pytest.fixture
+def slow_hub(hub: Hub) -> Iterator[Hub]:
+    """The hub, with a test free to slow its file reads; back to full speed afterwards."""
+    yield hub
+    hub.app.delay = 0.0
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('api-store') / 'store.db'}"
+        return
+    if not PG_URL:
+        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
+    yield from _fresh_postgres_database(PG_URL)
+
+
+def prepare_store(store_url: str) -> dict[str, str]:
+    """Migrate the store and create one token per role, plus a revoked one, with the CLI."""
+    result = CliRunner().invoke(cli, ["db", "upgrade"], env={"HFVET_DATABASE_URL": store_url})
+    assert result.exit_code == 0, result.output
+    tokens = {role: create_token(store_url, role, f"{role}-token") for role in ROLES}
+    tokens["revoked"] = create_token(store_url, "admin", "revoked-token")
+    revoke_token(store_url, "revoked-token")
+    return tokens
+
+
+def start_live(hub: Hub, store_url: str, home: Path) -> Iterator[Live]:
+    tokens = prepare_store(store_url)
+    server = LiveServer(server_env(hub.url, store_url, home), home / "serve.log")
+    url = server.start()
+    try:
+        yield Live(url, store_url, server, tokens)
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def live(hub: Hub, backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """A server per module and backend."""
+    yield from start_live(hub, backend, tmp_path_factory.mktemp("live"))
+
+
+@pytest.fixture(scope="module")
+def sqlite_live(hub: Hub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """A server on SQLite only, for tests whose subject is the HTTP surface, not the store."""
+    home = tmp_path_factory.mktemp("live-sqlite")
+    yield from start_live(hub, f"sqlite:///{home / 'store.db'}", home)
