@@ -31,12 +31,11 @@ def review_cmd(
 ) -> None:
     """Approve or reject a vetted commit; the gate answers with the newest review from then on.
 
-    A reviewer may approve a `review` verdict and reject anything; overriding a `reject` needs the
-    admin role. Through a server the token comes from HFVET_TOKEN; against the local store the actor
-    is cli:<user> with the admin role (it holds the database).
+    A reviewer may approve a `review` verdict and reject anything; overriding a `reject` needs an admin.
 
-    Exit codes: 0 recorded, 1 refused (already approved or rejected, role too low), 4 not vetted,
-    2 error (bad input, no or bad token, server unreachable).
+    Through a server the token comes from HFVET_TOKEN; against the local store the actor is cli:<user>, as admin.
+
+    Exit codes: 0 recorded, 1 refused (already approved or rejected, role too low), 4 not vetted, 2 error.
     """
     if approve == reject:
         exit_codes.fail("say --approve or --reject (one of them)")
