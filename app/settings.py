@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     policy: Path = Field(Path("default"), description="The active trust policy (file or shipped name) for the gate.")
     read_auth: bool = Field(False, description="Require a reader token for the API's GET endpoints too.")
     job_workers: int = Field(2, ge=1, le=32, description="Vets the server runs at once.")
+    server: str | None = Field(None, description="URL of an hfvet server the CLI asks instead of the local store.")
+    token: str | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
     webhook_secret: str | None = Field(None, description="Shared secret of the Hugging Face webhook.")
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."

@@ -12,6 +12,7 @@ from app.cli.db import db_app
 from app.cli.gate import gate_cmd
 from app.cli.hub import hub_app
 from app.cli.policy import policy_app
+from app.cli.review import review_cmd
 from app.cli.serve import serve
 from app.cli.token import token_app
 
@@ -26,6 +27,7 @@ app = typer.Typer(
 app.command()(vet.scan)
 app.command("vet")(vet.vet)
 app.command("gate")(gate_cmd)
+app.command("review")(review_cmd)
 app.command()(serve)
 app.command()(demo.demo)
 app.command()(checks.checks)

@@ -21,8 +21,14 @@ class Outcome:
     approved: bool  # policy approve, a reviewer's approval of `review`, or an admin override
     verdict: str  # the policy verdict under the active policy
     reasons: tuple[str, ...]
-    decided_at: datetime
-    decided_by: str  # "policy <name>" or the reviewer's token name
+    decided_at: datetime  # when the vet decided, or the review that settled it
+    decided_by: str  # "policy <name>", or the reviewer ("token:<name> (reviewer)")
+    vetted_at: datetime | None = None  # when the report was recorded, if a review decided later
+
+    @property
+    def recorded(self) -> datetime:
+        """When the report was recorded: outcomes are ordered by it, not by when a human looked."""
+        return self.vetted_at or self.decided_at
 
 
 @dataclass(frozen=True)
@@ -63,13 +69,13 @@ def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]
     ``requested`` is what the caller asked for (None: the newest approved revision); ``head``
     is the commit a branch or tag resolves to now (the sha itself for an exact commit).
     """
-    approved = sorted((o for o in outcomes if o.approved), key=lambda o: o.decided_at, reverse=True)
+    approved = sorted((o for o in outcomes if o.approved), key=lambda o: o.recorded, reverse=True)
     if requested is None:
         return Approved(approved[0]) if approved else _newest_denied_or_missing(outcomes)
     target = requested if is_commit(requested) else head
     for_target = [o for o in outcomes if o.sha == target]
     if for_target:
-        current = max(for_target, key=lambda o: o.decided_at)
+        current = max(for_target, key=lambda o: o.recorded)  # a review applies to the report it reviewed
         return Approved(current) if current.approved else Denied(current)
     if not is_commit(requested) and head is not None and approved:
         return Moved(head, approved[0])
@@ -79,4 +85,4 @@ def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]
 def _newest_denied_or_missing(outcomes: list[Outcome]) -> Answer:
     if not outcomes:
         return NotVetted(None)
-    return Denied(max(outcomes, key=lambda o: o.decided_at))
+    return Denied(max(outcomes, key=lambda o: o.recorded))

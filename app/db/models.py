@@ -111,6 +111,8 @@ class ReviewRow(Base):
     reviewer: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    verdict: Mapped[str | None] = mapped_column(String(8))  # the policy verdict the reviewer saw
+    policy_sha256: Mapped[str | None] = mapped_column(String(64))  # ... and the policy it came from
 
 
 class TokenRow(Base):

@@ -9,7 +9,9 @@ from typing import Any
 from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
 from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_report_dict, load_policy
 from app.core.ports import SourceError
+from app.core.review import Review, apply_review
 from app.db.repository import StoredReport, manifest_of, reports_for
+from app.db.reviews import newest_reviews
 from app.db.session import Store
 from app.errors import HfvetError, InputError
 from app.settings import Settings
@@ -48,8 +50,9 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision)."""
     with store.session() as session:
         stored = reports_for(session, repo)
+        reviews = newest_reviews(session, repo) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
-    answer = decide_gate(revision, head, [outcome(r, policy) for r in stored])
+    answer = decide_gate(revision, head, [outcome(r, policy, reviews.get(r.id)) for r in stored])
     files: list[dict[str, Any]] = []
     if isinstance(answer, Approved):
         with store.session() as session:
@@ -57,7 +60,12 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     return GateResult(repo, revision, answer, policy, files)
 
 
-def outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
+def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:
+    """The stored report's effective outcome: its policy outcome as its newest review changed it."""
+    return apply_review(policy_outcome(report, policy), review)
+
+
+def policy_outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
     """The stored report's outcome, re-decided when it was recorded under another policy."""
     if report.policy_sha256 == policy.sha256:
         verdict = report.verdict

@@ -1,0 +1,44 @@
+"""Public shapes of `POST /reviews`, apart from the database rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.services.reviews import MAX_REASON, ReviewResult
+
+
+class ReviewIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str = Field(max_length=200, description="ORG/NAME on the hub.")
+    revision: str = Field(pattern=r"^[0-9a-f]{40}$", description="The vetted 40-hex commit.")
+    decision: Literal["approve", "reject"]
+    reason: str = Field(min_length=1, max_length=MAX_REASON, description="Why; kept in the audit log.")
+
+
+class ReviewOut(BaseModel):
+    id: int
+    repo: str
+    revision: str
+    report_id: int  # the report reviewed: the newest of that commit
+    decision: str
+    reason: str
+    reviewer: str
+    role: str
+    at: datetime
+    reviewed_verdict: str  # the policy verdict the reviewer saw
+    policy: dict[str, str]
+    approved: bool  # the commit's effective outcome now
+    links: dict[str, str]
+
+    @classmethod
+    def of(cls, body: ReviewIn, result: ReviewResult, policy: dict[str, str]) -> ReviewOut:
+        review = result.review
+        return cls(id=review.id, repo=body.repo, revision=body.revision, report_id=review.report_id,
+                   decision=review.decision, reason=review.reason, reviewer=review.reviewer, role=review.role,
+                   at=review.at, reviewed_verdict=review.verdict or "review", policy=policy,
+                   approved=result.outcome.approved,
+                   links={"gate": f"/gate?repo={body.repo}&revision={body.revision}"})

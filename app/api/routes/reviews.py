@@ -1,0 +1,33 @@
+"""POST /reviews: a reviewer approves or rejects a vetted commit; overriding a reject needs an admin."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api import validation
+from app.api.deps import ReviewerDep, StateDep
+from app.api.errors import ApiError
+from app.api.review_schemas import ReviewIn, ReviewOut
+from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
+
+router = APIRouter(tags=["reviews"])
+
+_STATUS = {"not-vetted": 404, "admin-required": 403, "role-too-low": 403, "already-approved": 409,
+           "already-rejected": 409}
+
+
+@router.post("/reviews", response_model=ReviewOut, status_code=201,
+             responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
+def post_review(app: StateDep, who: ReviewerDep, body: ReviewIn) -> ReviewOut:
+    """Approve or reject the commit's current verdict under the active policy (as the gate computes it).
+
+    A reviewer may approve a `review` and reject anything not already rejected; approving a `reject`
+    needs an admin. The review applies to the commit's newest report; the newest review wins.
+    """
+    validation.repo_id(body.repo)
+    request = ReviewRequest(body.repo, body.revision, body.decision, body.reason, f"token:{who.name}", who.role)
+    try:
+        result = submit_review(app.store, app.policy, request)
+    except ReviewRefused as exc:
+        raise ApiError(_STATUS.get(exc.kind, 422), exc.kind, str(exc)) from exc
+    return ReviewOut.of(body, result, {"name": app.policy.name, "sha256": app.policy.sha256})

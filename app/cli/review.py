@@ -1,0 +1,115 @@
+"""`hfvet review`: approve or reject a vetted commit, through an hfvet server or the local store."""
+
+from __future__ import annotations
+
+import getpass
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from app.cli import exit_codes
+from app.errors import HfvetError
+from app.settings import Settings
+
+# A refusal's stable code -> exit code; anything else that is not a success is an error (2).
+_REFUSED = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "already-approved": exit_codes.EXIT_FAILED,
+            "already-rejected": exit_codes.EXIT_FAILED, "admin-required": exit_codes.EXIT_FAILED,
+            "role-too-low": exit_codes.EXIT_FAILED}
+
+
+def review_cmd(
+    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    revision: Annotated[str, typer.Option("--revision", "-r", help="The vetted 40-hex commit.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the audit log).")],
+    approve: Annotated[bool, typer.Option("--approve", help="Approve the commit's current verdict.")] = False,
+    reject: Annotated[bool, typer.Option("--reject", help="Reject the commit.")] = False,
+    server: Annotated[
+        str | None, typer.Option("--server", help="hfvet server URL (default: $HFVET_SERVER, else the local store).")
+    ] = None,
+) -> None:
+    """Approve or reject a vetted commit; the gate answers with the newest review from then on.
+
+    A reviewer may approve a `review` verdict and reject anything; overriding a `reject` needs an admin.
+
+    Through a server the token comes from HFVET_TOKEN; against the local store the actor is cli:<user>, as admin.
+
+    Exit codes: 0 recorded, 1 refused (already approved or rejected, role too low), 4 not vetted, 2 error.
+    """
+    if approve == reject:
+        exit_codes.fail("say --approve or --reject (one of them)")
+    decision = "approve" if approve else "reject"
+    settings = Settings()
+    url = server or settings.server
+    if url:
+        _via_server(url, settings.token, {"repo": repo, "revision": revision, "decision": decision,
+                                          "reason": reason})
+    else:
+        _local(settings, repo, revision, decision, reason)
+
+
+def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
+    import httpx  # only this path needs the network client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.post(url.rstrip("/") + "/reviews", json=body, headers=headers, timeout=30.0)
+    except httpx.HTTPError as exc:
+        exit_codes.fail(f"cannot reach the hfvet server at {url}: {exc}")
+    doc = _json(response)
+    if response.status_code == 201:
+        _recorded(doc["decision"], body["repo"], body["revision"], f"{doc['reviewer']} ({doc['role']})",
+                  doc["approved"])
+        return
+    error = doc.get("error") or {}
+    _refused(str(error.get("code") or f"http-{response.status_code}"),
+             str(error.get("message") or f"the server answered {response.status_code}"))
+
+
+def _local(settings: Settings, repo: str, revision: str, decision: str, reason: str) -> None:
+    from app.services.gating import active_policy
+    from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
+    from app.services.store import open_store
+
+    policy = exit_codes.guard(lambda: active_policy(settings))
+    store = exit_codes.guard(lambda: open_store(settings))
+    request = ReviewRequest(repo, revision, decision, reason, local_actor(), "admin")
+    try:
+        result = submit_review(store, policy, request)
+    except ReviewRefused as exc:  # before guard's catch-all: a refusal has its own exit code
+        _refused(exc.kind, str(exc))
+    except HfvetError as exc:
+        exit_codes.fail(str(exc))
+    finally:
+        store.close()
+    review = result.review
+    _recorded(review.decision, repo, revision, f"{review.reviewer} ({review.role})", result.outcome.approved)
+
+
+def _recorded(decision: str, repo: str, revision: str, by: str, approved: bool) -> None:
+    now = "approves" if approved else "refuses"
+    typer.echo(f"{decision} of {repo}@{revision} recorded for {by}; the gate {now} it now")
+
+
+def _refused(code: str, message: str) -> NoReturn:
+    if code not in _REFUSED:
+        exit_codes.fail(message)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text.assemble(("refused: ", "bold red"), f"{message} [{code}]"))
+    raise typer.Exit(_REFUSED[code])
+
+
+def _json(response: Any) -> dict[str, Any]:
+    try:
+        doc = response.json()
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def local_actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"

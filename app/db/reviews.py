@@ -1,0 +1,72 @@
+"""Reviews in the store: the newest review per report, and recording one under a lock on its commit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.core.review import Review
+from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
+from app.db.repository import StoredReport, reports_for
+
+
+def lock_commit(session: Session, repo_id: str, sha: str) -> bool:
+    """Serialize reviews of one commit until the transaction ends; False if the commit was never vetted.
+
+    A no-op UPDATE takes the row lock on PostgreSQL and the write lock on SQLite before anything is read,
+    so two reviewers never both decide against the same stale state.
+    """
+    repo_pk = select(RepoRow.id).where(RepoRow.repo_id == repo_id).scalar_subquery()
+    result = session.execute(
+        update(RevisionRow).where(RevisionRow.repo_pk == repo_pk, RevisionRow.sha == sha)
+        .values(id=RevisionRow.id)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def newest_report(session: Session, repo_id: str, sha: str) -> StoredReport | None:
+    of_commit = [r for r in reports_for(session, repo_id) if r.sha == sha]
+    return of_commit[-1] if of_commit else None
+
+
+def newest_review(session: Session, report_id: int) -> Review | None:
+    query = select(ReviewRow).where(ReviewRow.report_pk == report_id).order_by(ReviewRow.id.desc()).limit(1)
+    row = session.execute(query).scalar_one_or_none()
+    return None if row is None else _review(row)
+
+
+def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
+    """Each reviewed report of ``repo_id`` -> its newest review (the effective one)."""
+    query = (
+        select(ReviewRow)
+        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(RepoRow.repo_id == repo_id)
+        .order_by(ReviewRow.id)
+    )
+    return {row.report_pk: _review(row) for row in session.execute(query).scalars()}
+
+
+def add_review(
+    session: Session, report: StoredReport, *, decision: str, reason: str, actor: str, role: str,
+    verdict: str, policy: tuple[str, str],
+) -> Review:
+    """Record a review of ``report`` and its audit row (the caller holds the commit's lock)."""
+    policy_name, policy_sha = policy
+    row = ReviewRow(report_pk=report.id, decision=decision, reason=reason, reviewer=actor, role=role,
+                    at=datetime.now(UTC), verdict=verdict, policy_sha256=policy_sha)
+    session.add(row)
+    session.add(AuditRow(actor=actor, action="review", subject=f"{report.repo_id}@{report.sha}",
+                         detail=f"{decision} as {role} of report {report.id} ({verdict} under {policy_name}): "
+                                f"{reason}"))
+    session.flush()
+    return _review(row)
+
+
+def _review(row: ReviewRow) -> Review:
+    at = row.at if row.at.tzinfo else row.at.replace(tzinfo=UTC)  # SQLite drops the zone
+    return Review(row.id, row.report_pk, row.decision, row.reason, row.reviewer, row.role, at, row.verdict,
+                  row.policy_sha256)

@@ -1,0 +1,93 @@
+"""Reviewing a vetted commit: a human approves or rejects what the active policy decided.
+
+The use case behind `POST /reviews` and `hfvet review`. The rules of what a review changes and
+which review may be given are in app.core.review; this module checks the request, takes the
+commit's lock, decides against the newest report and its newest review, and records both the
+review and its audit row in one transaction (a refusal writes nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.core.gate import Outcome, is_commit
+from app.core.policy import LoadedPolicy
+from app.core.review import DECISIONS, Review, apply_review, refusal
+from app.db import reviews
+from app.db.session import Store
+from app.db.tokens import ROLES
+from app.errors import HfvetError
+from app.services.gating import policy_outcome
+from app.services.store import StoreError
+
+MAX_REASON = 2000
+
+
+class ReviewRefused(HfvetError):
+    """The review was not recorded; ``kind`` is a stable code (invalid-review, not-vetted, already-approved,
+    already-rejected, admin-required, role-too-low)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    repo: str
+    revision: str  # the 40-hex commit
+    decision: str  # approve | reject
+    reason: str
+    actor: str  # who, for the review row and the audit log
+    role: str  # the actor's role: reviewer or admin
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    review: Review
+    outcome: Outcome  # the commit's effective outcome with this review
+
+
+def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) -> ReviewResult:
+    """Record ``request`` against the newest report of its commit, or raise ReviewRefused."""
+    reason = _checked(request)
+    try:
+        with store.session() as session:
+            if not reviews.lock_commit(session, request.repo, request.revision):
+                raise _not_vetted(request)
+            report = reviews.newest_report(session, request.repo, request.revision)
+            if report is None:
+                raise _not_vetted(request)
+            decided = policy_outcome(report, policy)
+            problem = refusal(decided, reviews.newest_review(session, report.id), request.decision, request.role)
+            if problem is not None:
+                raise ReviewRefused(problem.kind, f"{request.repo}@{request.revision}: {problem.message}")
+            review = reviews.add_review(session, report, decision=request.decision, reason=reason,
+                                        actor=request.actor, role=request.role, verdict=decided.verdict,
+                                        policy=(policy.name, policy.sha256))
+    except SQLAlchemyError as exc:  # rolled back whole: nothing half-written
+        raise StoreError(f"cannot record the review: {type(exc).__name__}: {exc}") from exc
+    return ReviewResult(review, apply_review(decided, review))
+
+
+def _checked(request: ReviewRequest) -> str:
+    """The stripped reason, once the request is well formed."""
+    if request.decision not in DECISIONS:
+        raise ReviewRefused("invalid-review", f"decision must be approve or reject, not {request.decision[:20]!r}")
+    if not is_commit(request.revision):
+        raise ReviewRefused("invalid-review", f"revision must be a 40-hex commit sha, not {request.revision[:100]!r}")
+    if request.role not in ROLES or ROLES.index(request.role) < ROLES.index("reviewer"):
+        raise ReviewRefused("role-too-low", f"a review needs the reviewer or admin role, not {request.role!r}")
+    reason = request.reason.strip()
+    if not reason:
+        raise ReviewRefused("invalid-review", "a review needs a reason")
+    if len(reason) > MAX_REASON:
+        raise ReviewRefused("invalid-review", f"the reason is {len(reason)} characters; at most {MAX_REASON}")
+    return reason
+
+
+def _not_vetted(request: ReviewRequest) -> ReviewRefused:
+    return ReviewRefused("not-vetted", f"{request.repo}@{request.revision} was never vetted: run "
+                                       f"`hfvet vet {request.repo} --revision {request.revision}` first")
