@@ -50,7 +50,7 @@ def download_cmd(
     sha = result.answer.outcome.sha
     landed = exit_codes.guard(lambda: _download(result, sha, local_dir))
     sys.stdout.write(landed.sha + "\n")
-    Console(stderr=True, highlight=False).print(Text(
+    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
         f"verified {len(landed.files)} files ({human_bytes(landed.total_bytes)}) of {landed.repo}@{landed.sha} "
         f"into {landed.local_dir}"))
 

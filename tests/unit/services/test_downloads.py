@@ -211,3 +211,4 @@ def test_a_destination_in_the_way_is_refused_before_any_fetch(origin: Path, dest
         download("org/tiny", SHA, manifest_of(origin), not_a_folder, copier(origin, calls))
     assert calls == []
     assert not_a_folder.read_text() == "x"
+
