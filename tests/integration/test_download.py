@@ -170,3 +170,14 @@ def test_a_repo_never_vetted_fetches_nothing(hub: CountingHub, tmp_path: Path) -
     code, _, err = download(NVIDIA, target, "--revision", "a" * 40)
     assert code == 4 and "hfvet vet" in err
     assert hub.file_requests() == [] and not target.exists()
+
+
+
+def test_a_repo_gone_from_the_hub_fails_closed(hub: CountingHub, hub_root: Path, dest: Path) -> None:
+    vet(NVIDIA)
+    sha = runner.invoke(app, ["gate", NVIDIA]).stdout.strip()
+    shutil.rmtree(hub_root / NVIDIA)  # an exact commit gates from the store; the fetch then finds nothing
+    code, out, err = download(NVIDIA, dest, "--revision", sha)
+    assert code == 2 and out == ""
+    assert "cannot fetch it" in err and "not found" in err and "nothing was moved" in err
+    assert_untouched(dest)
