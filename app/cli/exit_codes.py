@@ -19,6 +19,7 @@ EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreacha
 EXIT_REVIEW = 3
 EXIT_NOT_VETTED = 4  # hfvet gate: nothing stored for that revision
 EXIT_MOVED = 5  # hfvet gate: the branch moved past the newest approved commit
+EXIT_TAMPERED = 6  # hfvet download: a fetched file does not match the approved manifest
 EXIT_INTERRUPTED = 130
 
 _VERDICT_EXIT = {Verdict.APPROVE: EXIT_OK, Verdict.REJECT: EXIT_FAILED, Verdict.REVIEW: EXIT_REVIEW}

@@ -32,17 +32,18 @@ def gate_cmd(
     """
     if fmt not in ("text", "json"):
         exit_codes.fail(f"--format must be text or json, not {fmt!r}")
-    result = exit_codes.guard(lambda: _gate(repo, revision))
+    result = exit_codes.guard(lambda: local_gate(repo, revision))
     if fmt == "json":
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
     elif isinstance(result.answer, Approved):
         sys.stdout.write(result.answer.outcome.sha + "\n")
     if not isinstance(result.answer, Approved):
-        _explain_refusal(result)
-    raise typer.Exit(_exit_for(result))
+        explain_refusal(result)
+    raise typer.Exit(exit_for(result))
 
 
-def _gate(repo: str, revision: str | None) -> GateResult:
+def local_gate(repo: str, revision: str | None) -> GateResult:
+    """The gate's answer from the local store (branches resolved on the hub); `hfvet download` too."""
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch
 
     settings = Settings()
@@ -55,7 +56,7 @@ def _gate(repo: str, revision: str | None) -> GateResult:
         store.close()
 
 
-def _exit_for(result: GateResult) -> int:
+def exit_for(result: GateResult) -> int:
     if isinstance(result.answer, Approved):
         return exit_codes.EXIT_OK
     if isinstance(result.answer, NotVetted):
@@ -65,7 +66,7 @@ def _exit_for(result: GateResult) -> int:
     return exit_codes.EXIT_FAILED
 
 
-def _explain_refusal(result: GateResult) -> None:
+def explain_refusal(result: GateResult) -> None:
     doc = result.to_dict()
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     where = f"{result.repo}@{doc.get('revision') or result.requested or '(newest approved)'}"

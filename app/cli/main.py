@@ -9,6 +9,7 @@ from rich.console import Console
 
 from app.cli import checks, demo, exit_codes, vet
 from app.cli.db import db_app
+from app.cli.download import download_cmd
 from app.cli.gate import gate_cmd
 from app.cli.hub import hub_app
 from app.cli.policy import policy_app
@@ -28,6 +29,7 @@ app.command()(vet.scan)
 app.command("vet")(vet.vet)
 app.command("gate")(gate_cmd)
 app.command("review")(review_cmd)
+app.command("download")(download_cmd)
 app.command()(serve)
 app.command()(demo.demo)
 app.command()(checks.checks)

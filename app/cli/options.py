@@ -24,8 +24,8 @@ PolicyOpt = Annotated[
     Path | None,
     typer.Option(
         "--policy",
-        help="Trust policy: a YAML file or a shipped name (default, strict). "
-        "Without it a severity-only interim verdict is used.",
+        help="Trust policy: a YAML file or a shipped name (default, strict), or `interim` for the "
+        "severity-only verdict. Without it the active policy applies ($HFVET_POLICY, default: default).",
     ),
 ]
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]

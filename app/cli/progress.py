@@ -1,4 +1,4 @@
-"""Progress for long vets: a rich bar on a terminal, nothing when output is piped."""
+"""Progress for long vets and downloads: a rich bar on a terminal, nothing when output is piped."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.core.ports import ProgressFn
 from app.core.report import FileReport
+from app.services.downloads import FileDoneFn
 
 
 @contextmanager
@@ -34,6 +35,28 @@ def vet_progress(total_files: int, label: str, *, enabled: bool | None = None) -
 
         def update(file: FileReport, bytes_read: int) -> None:
             bar.update(task, advance=1, read=human_bytes(bytes_read), last=file.path[-40:])
+
+        yield update
+
+
+@contextmanager
+def download_progress(total_bytes: int, label: str, *, enabled: bool | None = None) -> Iterator[FileDoneFn | None]:
+    """Yield a per-file callback advancing a byte bar, or None when stderr is not a terminal."""
+    if not (sys.stderr.isatty() if enabled is None else enabled):
+        yield None
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TextColumn("{task.fields[last]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total_bytes, last="")
+
+        def update(path: str, size: int) -> None:
+            bar.update(task, advance=size, last=f"verified {path[-40:]}")
 
         yield update
 

@@ -40,6 +40,8 @@ class GateResult:
 
 
 def active_policy(settings: Settings) -> LoadedPolicy:
+    if str(settings.policy) == "interim":  # vetting.INTERIM: a per-command choice, never the active policy
+        raise InputError("HFVET_POLICY=interim is not a trust policy: the gate needs one (e.g. default)")
     try:
         return load_policy(settings.resolve_policy(settings.policy))
     except PolicyError as exc:

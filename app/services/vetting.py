@@ -32,14 +32,29 @@ from app.sources.local import LocalSource
 ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
 
 
+INTERIM = "interim"  # `--policy interim`: the severity-only verdict, chosen explicitly
+
+
 def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
-    """The trust policy's decision, or the interim severity verdict without one."""
+    """The decision of ``--policy`` when given, else of the active policy (``HFVET_POLICY``).
+
+    The severity-only interim verdict is never a default: only ``--policy interim`` asks for it,
+    and it cannot be the active policy, since the gate needs a real one to re-decide reports.
+    """
     if policy_path is None:
+        if is_interim(settings.policy):
+            raise InputError(f"HFVET_POLICY={INTERIM} is not a trust policy; use `--policy {INTERIM}` on one command")
+        policy_path = settings.policy
+    if is_interim(policy_path):
         return default_decide
     try:
         return make_decide(load_policy(settings.resolve_policy(policy_path)))
     except PolicyError as exc:
         raise InputError(str(exc)) from exc
+
+
+def is_interim(policy: Path) -> bool:
+    return str(policy) == INTERIM
 
 
 def scan_local(
