@@ -17,7 +17,15 @@ from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
 from app.core.policy.floor import FLOOR_RULE_IDS
 from app.core.policy.probes import lax_approvals
-from app.core.policy.replay import Replay, policy_changes, read_report, replay, report_files
+from app.core.policy.replay import (
+    Replay,
+    StoredReport,
+    policy_changes,
+    read_report,
+    replay,
+    report_files,
+    stored_report,
+)
 from app.render.text import VERDICT_STYLE
 from app.settings import Settings
 
@@ -179,6 +187,9 @@ def diff(
     reports: Annotated[
         list[Path] | None, typer.Argument(help="Stored report JSON files or folders of them.")
     ] = None,
+    from_store: Annotated[
+        bool, typer.Option("--stored", help="Also replay the newest report of every commit in the verdict store.")
+    ] = False,
 ) -> None:
     """Replay stored reports under OLD and NEW; list every verdict that changes and the rules why."""
     old_policy, new_policy = _load(old), _load(new)
@@ -186,6 +197,8 @@ def diff(
         out().print(Text(f"policy: {note}"))
     try:
         stored = [read_report(p) for p in report_files(reports or [])]
+        if from_store:
+            stored += exit_codes.guard(_store_reports)
     except PolicyError as exc:
         _fail(exc)
     results = replay(old_policy, new_policy, stored)
@@ -196,13 +209,28 @@ def diff(
                   f"{old_policy.name} {old_policy.sha256[:12]} -> {new_policy.name} {new_policy.sha256[:12]}")
 
 
+def _store_reports() -> list[StoredReport]:
+    from app.db.repository import newest_reports
+    from app.services.store import open_store
+
+    store = open_store(Settings())
+    try:
+        with store.session() as session:
+            rows = newest_reports(session)
+    finally:
+        store.close()
+    return [stored_report(r.document, f"store:{r.repo_id}@{r.sha[:12]}#{r.id}") for r in rows]
+
+
 def _changes_table(changed: list[Replay]) -> Table:
     table = Table("report", "repo@revision", "old", "new", "rules responsible", title="changed verdicts")
     for r in changed:
         repo = r.report.facts.repo
         where = f"{repo.id or '(no repo id)'}@{(repo.revision or '?')[:12]}"
         old, new = r.old.verdict.value, r.new.verdict.value
-        table.add_row(Path(r.report.source).name, where, Text(old, VERDICT_STYLE[old]),
+        source = r.report.source
+        label = source if source.startswith("store:") else Path(source).name
+        table.add_row(label, where, Text(old, VERDICT_STYLE[old]),
                       Text(new, VERDICT_STYLE[new]), "\n".join(r.responsible()))
     return table
 

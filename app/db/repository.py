@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -109,3 +109,19 @@ def _text(value: object) -> str | None:
 def report_document(session: Session, report_id: int) -> dict[str, Any] | None:
     row = session.get(ReportRow, report_id)
     return None if row is None else row.document
+
+
+def newest_reports(session: Session) -> list[StoredReport]:
+    """The newest report of every stored commit of every repo (what `policy diff --stored` replays)."""
+    newest = (
+        select(ReportRow.revision_pk, func.max(ReportRow.id).label("report_id"))
+        .group_by(ReportRow.revision_pk).subquery()
+    )
+    query = (
+        select(ReportRow, RevisionRow.sha, RepoRow.repo_id)
+        .join(newest, ReportRow.id == newest.c.report_id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .order_by(RepoRow.repo_id, ReportRow.decided_at)
+    )
+    return [_stored(row, sha, repo_id) for row, sha, repo_id in session.execute(query)]

@@ -91,3 +91,14 @@ def test_an_unreachable_hub_fails_closed_for_a_branch(hub: Path, monkeypatch: py
 def test_no_store_records_nothing(hub: Path) -> None:
     vet(NVIDIA, "--policy", "default", "--no-store")
     assert gate(NVIDIA)[0] == 4
+
+
+def test_policy_diff_replays_every_stored_report(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    vet(CANADA, "--policy", "default")
+    vet(CANADA, "--policy", "default")  # a re-vet of the same commit: only the newest report counts
+    result = runner.invoke(app, ["policy", "diff", "policies/default.yaml", "policies/unsafe-allow-all.yaml",
+                                 "--stored"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 verdict(s) change" in result.output
+    assert "store:canada-quant/DeepSeek" in result.output

@@ -51,12 +51,17 @@ def read_report(path: Path) -> StoredReport:
         data = report_json.read(path)
     except report_json.ReportFormatError as exc:
         raise PolicyError.single(str(path), None, str(exc).removeprefix(f"{path}: ")) from exc
-    facts = facts_from_report_dict(data, str(path))  # rejects anything but a report mapping
+    return stored_report(data, str(path))
+
+
+def stored_report(data: dict[str, Any], source: str) -> StoredReport:
+    """A report document (from a file or the store) ready to replay; PolicyError if malformed."""
+    facts = facts_from_report_dict(data, source)  # rejects anything but a report mapping
     try:
         RecordedOutcome.model_validate(data)
     except ValidationError as exc:
-        raise PolicyError.single(str(path), None, f"malformed report: {exc}") from exc
-    return StoredReport(str(path), facts, dict(data))
+        raise PolicyError.single(source, None, f"malformed report: {exc}") from exc
+    return StoredReport(source, facts, dict(data))
 
 
 class RecordedOutcome(BaseModel):
