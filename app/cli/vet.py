@@ -11,6 +11,7 @@ import typer
 from app.cli import exit_codes
 from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
 from app.cli.progress import vet_progress
+from app.core.gate import is_commit
 from app.core.limits import Limits
 from app.core.report import Report
 from app.render import RENDERERS
@@ -28,14 +29,31 @@ def scan(
     fmt: FormatOpt = OutputFormat.text,
     show_info: ShowInfoOpt = False,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    revision: Annotated[
+        str | None,
+        typer.Option("--revision", "-r", help="The 40-hex commit the snapshot is (default: the folder name of "
+                     "a huggingface_hub cache snapshot, snapshots/<sha>)."),
+    ] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the report in the store.")] = False,
 ) -> None:
-    """Vet a local snapshot directory or a single file. Nothing is loaded or executed."""
+    """Vet a local snapshot directory or a single file. Nothing is loaded or executed.
+
+    With --repo and a known commit the report is stored, for the record and `policy diff --stored`;
+    the gate never approves from a local scan (only `hfvet vet` reads the hub's own bytes).
+    """
     limits = Limits(max_vet_seconds=timeout)
+    revision = revision or snapshot_commit(path)
+    if revision is not None and not is_commit(revision):
+        exit_codes.fail(f"--revision must be a 40-hex commit sha, not {revision!r}")
+    settings = Settings()
+    store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: open_store(settings))
     report = exit_codes.guard(
-        lambda: scan_local(
-            path, settings=Settings(), repo_id=repo, policy_path=policy, limits=limits, progress=vet_progress
-        )
+        lambda: scan_local(path, settings=settings, repo_id=repo, revision=revision, policy_path=policy,
+                           limits=limits, progress=vet_progress)
     )
+    if store is not None:
+        exit_codes.guard(lambda: record(store, report, requested_revision=revision, actor=_actor()))
+        store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
 
@@ -70,6 +88,13 @@ def vet(
         store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def snapshot_commit(path: Path) -> str | None:
+    """The commit of a huggingface_hub cache snapshot folder (.../snapshots/<sha>), if PATH is one."""
+    folder = path if path.is_dir() else path.parent
+    name = folder.resolve().name if folder.exists() else folder.name
+    return name if folder.parent.name == "snapshots" and is_commit(name) else None
 
 
 def emit(report: Report, fmt: str, show_info: bool) -> None:

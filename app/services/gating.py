@@ -78,7 +78,12 @@ def policy_outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
         verdict = decision.verdict.value
         reasons = [f"{r.rule}: {r.message}" for r in decision.reasons]
         by = f"policy {policy.name} (re-decided from the findings recorded under {report.policy_name})"
-    return Outcome(report.sha, verdict == "approve", verdict, tuple(reasons), report.decided_at, by)
+    approved = verdict == "approve"
+    if approved and not (report.document.get("identity") or {}).get("endpoint"):
+        # A local scan's bytes were never checked against the hub's commit: it cannot vouch for it.
+        approved = False
+        reasons.append("local-scan: recorded by `hfvet scan`; only `hfvet vet` from the hub approves a commit")
+    return Outcome(report.sha, approved, verdict, tuple(reasons), report.decided_at, by)
 
 
 def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:

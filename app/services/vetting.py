@@ -62,15 +62,16 @@ def scan_local(
     *,
     settings: Settings,
     repo_id: str | None = None,
+    revision: str | None = None,
     policy_path: Path | None = None,
     limits: Limits | None = None,
     progress: ProgressFactory | None = None,
 ) -> Report:
-    """Vet a downloaded snapshot directory or a single file."""
+    """Vet a downloaded snapshot directory or a single file (``revision``: the commit it claims to be)."""
     if not path.exists():
         raise InputError(f"no such file or directory: {path}")
     decide = decide_for(policy_path, settings)
-    source = LocalSource(path, repo_id=repo_id, limits=limits)
+    source = LocalSource(path, repo_id=repo_id, revision=revision, limits=limits)
     return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers)
 
 

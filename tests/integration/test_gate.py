@@ -102,3 +102,22 @@ def test_policy_diff_replays_every_stored_report(hub: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "1 of 2 verdict(s) change" in result.output
     assert "store:canada-quant/DeepSeek" in result.output
+
+
+def test_a_local_scan_is_stored_but_never_approves_at_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    sha = "c" * 40
+    snapshot = tmp_path / "models--acme--tiny" / "snapshots" / sha
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text('{"model_type": "llama"}')
+    scanned = runner.invoke(app, ["scan", str(snapshot), "--repo", "nvidia/tiny", "--format", "json"])
+    assert scanned.exit_code == 0, scanned.output  # approved by the policy, as a report
+    assert json.loads(scanned.stdout)["revision"] == sha  # the commit came from the snapshot's folder
+    code, out, err = gate("nvidia/tiny", "--revision", sha)
+    assert code == 1 and out == "" and "local-scan" in err
+
+
+def test_scan_refuses_a_revision_that_is_not_a_commit(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    result = runner.invoke(app, ["scan", str(tmp_path), "--repo", "acme/x", "--revision", "main"])
+    assert result.exit_code == 2 and "40-hex" in result.stderr
