@@ -55,7 +55,7 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     store = open_store(settings)
 
     def vet(job: VetJob) -> Report:
-        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy)
+        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
 
     jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
     return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings))

@@ -80,7 +80,8 @@ def vet(
     store = None if no_store else exit_codes.guard(lambda: open_store(settings))  # fail before hub traffic
     report = exit_codes.guard(
         lambda: vet_remote(
-            repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress
+            repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress,
+            store=store,
         )
     )
     if store is not None:

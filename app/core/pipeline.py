@@ -14,7 +14,7 @@ from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
-from app.core.ports import DecideFn, ProgressFn, Source
+from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
@@ -56,6 +56,7 @@ def vet(
     progress: ProgressFn | None = None,
     memory: MemoryBudget | None = None,
     started: float | None = None,
+    repo_checks: Sequence[RepoCheck] = (),
 ) -> Report:
     """``started`` (time.monotonic()) is when the vet began, if before this call: the budget
     ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest)."""
@@ -79,7 +80,7 @@ def vet(
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, manifest.files))
-    findings = [f for r in results for f in r.findings]
+    findings = [f for r in results for f in r.findings] + [f for check in repo_checks for f in check(manifest)]
     files = [r.report for r in results]
     decision = decide(manifest, findings, files)
     stats = Stats(len(files), manifest.total_bytes, source.bytes_read, round(time.monotonic() - started, 3))

@@ -51,3 +51,5 @@ class Blob(Protocol):
 DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
 # Called as each file finishes: (the file's report, bytes read so far).
 ProgressFn = Callable[[FileReport, int], None]
+# A check of the repo as a whole (its identity, its manifest), run before the decision.
+RepoCheck = Callable[[Manifest], list[Finding]]

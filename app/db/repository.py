@@ -125,3 +125,22 @@ def newest_reports(session: Session) -> list[StoredReport]:
         .order_by(RepoRow.repo_id, ReportRow.decided_at)
     )
     return [_stored(row, sha, repo_id) for row, sha, repo_id in session.execute(query)]
+
+
+@dataclass(frozen=True)
+class KnownIdentity:
+    facts: dict[str, str | None]  # the hub identity first seen: _id, author, createdAt
+    approved_before: bool  # some stored report of the repo was approved by its policy
+
+
+def known_identity(session: Session, repo_id: str) -> KnownIdentity | None:
+    row = session.execute(select(RepoRow).where(RepoRow.repo_id == repo_id)).scalar_one_or_none()
+    if row is None:
+        return None
+    approved = session.execute(
+        select(func.count()).select_from(ReportRow)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .where(RevisionRow.repo_pk == row.id, ReportRow.verdict == "approve")
+    ).scalar_one()
+    facts = {"_id": row.hub_id, "author": row.author, "createdAt": row.hub_created_at}
+    return KnownIdentity(facts, approved > 0)

@@ -6,7 +6,7 @@ Nothing here draws on a terminal or exits: progress is handed in, errors are ``H
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -18,12 +18,13 @@ from app.core.pipeline import default_decide, vet
 from app.core.policy.engine import make_decide
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
-from app.core.ports import DecideFn, ProgressFn, Source
+from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.db.repository import save_report
 from app.db.session import Store
 from app.errors import InputError
+from app.services.identity import identity_check
 from app.services.store import StoreError
 from app.settings import Settings
 from app.sources.local import LocalSource
@@ -83,8 +84,11 @@ def vet_remote(
     policy_path: Path | None = None,
     limits: Limits | None = None,
     progress: ProgressFactory | None = None,
+    store: Store | None = None,
 ) -> Report:
     """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit.
+
+    With a ``store``, an approved repo whose hub identity changed gets an `identity-changed` finding.
 
     ``limits.max_vet_seconds`` covers the whole vet, the manifest's listing included: past it, a
     hub call still under way fails (``HubTimeout``) and files not yet started are ``vet-timeout``.
@@ -98,7 +102,8 @@ def vet_remote(
     decide = decide_for(policy_path, settings)  # a bad policy fails before any hub traffic
     hub = HubClient.from_settings(settings).until(budget)
     source = HubSource.open(repo_id, revision, hub=hub)
-    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started)
+    checks = [identity_check(store, repo_id)] if store is not None else []
+    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks)
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
 
 
@@ -110,11 +115,13 @@ def _run(
     progress: ProgressFactory | None,
     workers: int,
     started: float | None = None,
+    repo_checks: Sequence[RepoCheck] = (),
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
         return vet(
-            source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started
+            source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started,
+            repo_checks=repo_checks,
         )
 
 

@@ -121,3 +121,27 @@ def test_scan_refuses_a_revision_that_is_not_a_commit(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x")
     result = runner.invoke(app, ["scan", str(tmp_path), "--repo", "acme/x", "--revision", "main"])
     assert result.exit_code == 2 and "40-hex" in result.stderr
+
+
+def test_an_approved_repo_that_changed_hands_is_a_finding(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    meta_path = hub / NVIDIA / ".hub.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta |= {"_id": "0123456789abcdef01234567", "author": "someone-else"}  # deleted and re-created by another
+    meta_path.write_text(json.dumps(meta))
+    (hub / NVIDIA / "README.md").write_text("new owner, new commit\n")
+    result = runner.invoke(app, ["vet", NVIDIA, "--policy", "default", "--format", "json"])
+    doc = json.loads(result.stdout)
+    changed = [f for f in doc["findings"] if f["rule"] == "identity-changed"]
+    assert changed and changed[0]["severity"] == "high" and "someone-else" in changed[0]["message"]
+    assert doc["verdict"] != "approve" and result.exit_code != 0
+    assert gate(NVIDIA, "--revision", "main")[0] == 1  # the new commit is refused
+
+
+def test_a_repo_never_approved_is_not_checked_for_identity(hub: Path) -> None:
+    vet(CANADA, "--policy", "default")  # rejected: nothing to protect yet
+    meta_path = hub / CANADA / ".hub.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta_path.write_text(json.dumps(meta | {"author": "someone-else"}))
+    doc = json.loads(runner.invoke(app, ["vet", CANADA, "--policy", "default", "--format", "json"]).stdout)
+    assert not [f for f in doc["findings"] if f["rule"] == "identity-changed"]
