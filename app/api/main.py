@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.routes import gate, health, policy, vet
+from app.api.routes import gate, health, policy, repos, vet
 
 api_router = APIRouter()
-for module in (vet, gate, policy, health):
+for module in (vet, gate, repos, policy, health):
     api_router.include_router(module.router)
