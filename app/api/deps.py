@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -13,7 +13,7 @@ from app.core.policy import LoadedPolicy
 from app.db import tokens
 from app.db.session import Store
 from app.jobs.interface import JobQueue
-from app.services.gating import Resolver
+from app.services.gating import GateCache, Resolver
 from app.settings import Settings
 
 
@@ -26,6 +26,7 @@ class AppState:
     jobs: JobQueue
     policy: LoadedPolicy
     resolve: Resolver
+    gate_cache: GateCache = field(default_factory=GateCache)
 
 
 def state(request: Request) -> AppState:

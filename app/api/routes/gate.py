@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep
 from app.core.gate import Approved, Moved, NotVetted
-from app.services.gating import gate
+from app.services.gating import cached_gate
 
 router = APIRouter(tags=["gate"])
 
@@ -24,7 +24,7 @@ def get_gate(
 ) -> Any:
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
-    result = gate(repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
+    result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
     return JSONResponse(result.to_dict(), status_code=_status(result.answer))
 
 
