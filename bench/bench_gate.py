@@ -7,6 +7,7 @@ Targets (issue 10): gate >= 2,000 req/s, p99 < 20 ms, and >= 60% of /healthz's r
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -16,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import emit, machine_info, make_parser, median, table  # noqa: E402
-from live_server import REPO, prepared_server  # noqa: E402
+from benchlib import emit, machine_info, make_parser, median, table
+from live_server import REPO, prepared_server
 
 _RATE = re.compile(r"Requests/sec:\s+([\d.]+)")
 _P99 = re.compile(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", re.M)
@@ -59,7 +60,7 @@ def main() -> None:
     emit(_report(results, args), args.out)
 
 
-def _report(results: dict[str, list[tuple[float, float, str]]], args: object) -> str:
+def _report(results: dict[str, list[tuple[float, float, str]]], args: argparse.Namespace) -> str:
     rates = {name: median([r for r, _, _ in runs]) or 0.0 for name, runs in results.items()}
     healthz = rates["GET /healthz"]
     rows = []
@@ -71,8 +72,8 @@ def _report(results: dict[str, list[tuple[float, float, str]]], args: object) ->
     return "\n".join([
         machine_info(["fastapi", "uvicorn", "sqlalchemy"]), "",
         table(["endpoint", "median req/s", "median p99 ms", "of /healthz", "rounds req/s", "errors"], rows),
-        "", f"wrk -t1 -c{getattr(args, 'connections')} -d{getattr(args, 'seconds')}s, "
-        f"{getattr(args, 'rounds')} alternating rounds per endpoint, one `hfvet serve` (one uvicorn worker).",
+        "", f"wrk -t1 -c{args.connections} -d{args.seconds}s, "
+        f"{args.rounds} alternating rounds per endpoint, one `hfvet serve` (one uvicorn worker).",
     ])
 
 

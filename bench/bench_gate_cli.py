@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import emit, machine_info, make_parser, median, table  # noqa: E402
-from live_server import REPO, ROOT, prepared_server  # noqa: E402
+from benchlib import emit, machine_info, make_parser, median, table
+from live_server import REPO, ROOT, prepared_server
 
 TARGET = 0.3
 
