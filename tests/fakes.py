@@ -13,11 +13,16 @@ from app.core.scanners.base import ScanContext
 class MemorySource:
     """A Source over a dict of path -> bytes, counting what is read."""
 
-    def __init__(self, files: dict[str, bytes], repo_id: str | None = "org/name", revision: str | None = None) -> None:
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        repo_id: str | None = "org/name",
+        revision: str | None = None,
+        facts: dict[str, object] | None = None,
+    ) -> None:
         self._files = dict(files)
-        self._manifest = Manifest(
-            RepoIdentity(repo_id, revision), tuple(ManifestFile(p, len(b)) for p, b in sorted(files.items()))
-        )
+        identity = RepoIdentity(repo_id, revision, dict(facts or {}))
+        self._manifest = Manifest(identity, tuple(ManifestFile(p, len(b)) for p, b in sorted(files.items())))
         self._read = 0
 
     def manifest(self) -> Manifest:

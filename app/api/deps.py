@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from app.api.errors import ApiError
 from app.core.policy import LoadedPolicy
 from app.db import tokens
 from app.db.session import Store
 from app.jobs.interface import JobQueue
-from app.services.gating import Resolver
+from app.services.gating import GateCache, Resolver
 from app.settings import Settings
 
 
@@ -26,28 +27,36 @@ class AppState:
     jobs: JobQueue
     policy: LoadedPolicy
     resolve: Resolver
+    gate_cache: GateCache = field(default_factory=GateCache)
 
 
-def state(request: Request) -> AppState:
+async def state(request: Request) -> AppState:  # async: no thread hop for a lookup
     return request.app.state.hfvet  # type: ignore[no-any-return]
 
 
 StateDep = Annotated[AppState, Depends(state)]
 
 
-def principal(request: Request, app: StateDep) -> tokens.Principal | None:
-    """The caller, from `Authorization: Bearer <token>`; a token that is sent must be valid."""
+async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
+    """The caller, from `Authorization: Bearer <token>`; a token that is sent must be valid.
+
+    Async so that a request without a token costs no thread hop; the store is asked in a thread.
+    """
     header = request.headers.get("authorization")
     if header is None:
         return None
     scheme, _, secret = header.partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
-    with app.store.session() as session:
-        who = tokens.verify(session, secret.strip())
+    who = await run_in_threadpool(_verify, app, secret.strip())
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who
+
+
+def _verify(app: AppState, secret: str) -> tokens.Principal | None:
+    with app.store.session() as session:
+        return tokens.verify(session, secret)
 
 
 PrincipalDep = Annotated[tokens.Principal | None, Depends(principal)]
@@ -66,7 +75,7 @@ def require(role: str) -> Callable[[tokens.Principal | None], tokens.Principal]:
     return check
 
 
-def readable(app: StateDep, who: PrincipalDep) -> tokens.Principal | None:
+async def readable(app: StateDep, who: PrincipalDep) -> tokens.Principal | None:
     """Reads are open unless HFVET_READ_AUTH is set; then they need a reader token."""
     if app.settings.read_auth:
         return require("reader")(who)

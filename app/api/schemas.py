@@ -39,3 +39,61 @@ class JobOut(BaseModel):
 class VetOut(BaseModel):
     job: JobOut
     report: dict[str, Any] | None  # the §6.2 report once the job is done
+
+
+class EffectiveOut(BaseModel):
+    """A stored outcome as the gate sees it now, under the active policy."""
+
+    revision: str
+    verdict: str
+    approved: bool
+    reasons: list[str]
+    decided_by: str
+    decided_at: datetime
+
+
+class RepoItemOut(BaseModel):
+    repo: str
+    org: str
+    name: str
+    tier: str  # under the active policy's tiers
+    first_seen: datetime
+    revisions: int
+    latest: EffectiveOut | None  # the newest stored report's outcome
+    links: dict[str, str]
+
+
+class RepoListOut(BaseModel):
+    items: list[RepoItemOut]
+    limit: int
+    next_cursor: str | None  # pass as `cursor` for the next page; null on the last page
+    links: dict[str, str]
+
+
+class ReportEntryOut(BaseModel):
+    """One stored report of one commit: what was recorded, and what it means under the active policy."""
+
+    id: int
+    verdict: str  # as recorded
+    policy: dict[str, str | None]  # the policy that recorded it
+    decided_at: datetime
+    requested_revision: str | None
+    requested_by: str
+    effective: EffectiveOut
+
+
+class CommitOut(BaseModel):
+    revision: str
+    reports: list[ReportEntryOut]  # newest first
+
+
+class RepoDetailOut(BaseModel):
+    repo: str
+    org: str
+    name: str
+    tier: str
+    identity: dict[str, str | None]  # hub `_id`, author, createdAt, as first seen
+    first_seen: datetime
+    policy: dict[str, str]  # the active policy the effective verdicts are under
+    revisions: list[CommitOut]  # newest decided first
+    links: dict[str, str]

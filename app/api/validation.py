@@ -26,3 +26,14 @@ def revision(value: str) -> str:
     if not _REVISION.fullmatch(value) or ".." in value or "//" in value or value.endswith("/"):
         raise ApiError(422, "invalid-revision", f"not a branch, tag or commit: {value[:100]!r}")
     return value
+
+
+def org(value: str) -> str:
+    """An org (or user) name, by the same rules as the first half of a repo id."""
+    if "/" in value:
+        raise ApiError(422, "invalid-org", f"an org has no '/': {value[:100]!r}")
+    try:
+        validate_repo_id(f"{value}/x")
+    except HFValidationError as exc:
+        raise ApiError(422, "invalid-org", f"not a hub org name: {value[:100]!r}") from exc
+    return value

@@ -45,8 +45,9 @@ def download_cmd(
     """
     result = exit_codes.guard(lambda: local_gate(repo, revision))
     if not isinstance(result.answer, Approved):
-        explain_refusal(result)
-        raise typer.Exit(exit_for(result))
+        doc = result.to_dict()
+        explain_refusal(doc, repo, revision)
+        raise typer.Exit(exit_for(doc))
     sha = result.answer.outcome.sha
     landed = exit_codes.guard(lambda: _download(result, sha, local_dir))
     sys.stdout.write(landed.sha + "\n")

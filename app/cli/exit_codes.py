@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from app.core.ports import SourceError
-from app.core.verdict import Verdict
 from app.errors import HfvetError
+
+if TYPE_CHECKING:
+    from app.core.verdict import Verdict
+
+# Light on purpose: every command imports this, `hfvet gate --server` included (rich and the core load on use).
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a reject verdict, or a check that found problems (policy test, docs --check)
@@ -22,17 +24,20 @@ EXIT_MOVED = 5  # hfvet gate: the branch moved past the newest approved commit
 EXIT_TAMPERED = 6  # hfvet download: a fetched file does not match the approved manifest
 EXIT_INTERRUPTED = 130
 
-_VERDICT_EXIT = {Verdict.APPROVE: EXIT_OK, Verdict.REJECT: EXIT_FAILED, Verdict.REVIEW: EXIT_REVIEW}
+_VERDICT_EXIT = {"approve": EXIT_OK, "reject": EXIT_FAILED, "review": EXIT_REVIEW}
 
 T = TypeVar("T")
 
 
 def for_verdict(verdict: Verdict) -> int:
-    return _VERDICT_EXIT[verdict]
+    return _VERDICT_EXIT[verdict.value]
 
 
 def fail(*lines: str) -> NoReturn:
     """Print each line as an error on stderr and exit 2."""
+    from rich.console import Console
+    from rich.text import Text
+
     err = Console(stderr=True, highlight=False)
     for line in lines:
         err.print(Text.assemble(("error: ", "bold red"), line))
@@ -43,5 +48,13 @@ def guard(fn: Callable[[], T]) -> T:
     """Run fn; operational errors print one clear line and exit 2."""
     try:
         return fn()
-    except (HfvetError, SourceError) as exc:
-        fail(str(exc))
+    except Exception as exc:
+        if isinstance(exc, HfvetError) or _is_source_error(exc):
+            fail(str(exc))
+        raise
+
+
+def _is_source_error(exc: Exception) -> bool:
+    """A SourceError, checked without importing the core: only code that imported it can raise one."""
+    ports = sys.modules.get("app.core.ports")
+    return ports is not None and isinstance(exc, ports.SourceError)

@@ -1,20 +1,25 @@
-"""`hfvet gate`: may a deploy pull this repo? Prints the approved commit, or refuses with reasons."""
+"""`hfvet gate`: may a deploy pull this repo? Prints the approved commit, or refuses with reasons.
+
+Deploy scripts call it before every pull, so it imports only what the chosen path needs: with
+`--server` a stdlib HTTP client; without it the store and the policy engine.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from app.cli import exit_codes
-from app.core.gate import Approved, Moved, NotVetted
-from app.services.gating import GateResult, active_policy, gate
-from app.services.store import open_store
-from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.services.gating import GateResult
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_EXIT = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "moved": exit_codes.EXIT_MOVED, "denied": exit_codes.EXIT_FAILED}
 
 
 def gate_cmd(
@@ -24,26 +29,47 @@ def gate_cmd(
         typer.Option("--revision", "-r", help="Commit sha, branch or tag (default: the newest approved commit)."),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text (the sha alone) or json.")] = "text",
+    server: Annotated[
+        str | None,
+        typer.Option("--server", envvar="HFVET_SERVER",
+                     help="Ask this hfvet server (GET /gate) instead of the local store. "
+                          "The token comes from HFVET_TOKEN."),
+    ] = None,
+    token: Annotated[str | None, typer.Option("--token", envvar="HFVET_TOKEN", hidden=True)] = None,
 ) -> None:
     """Exit 0 and print the approved 40-hex commit, or exit non-zero with the reasons on stderr.
 
     Exit codes: 0 approved, 1 rejected or waiting for review, 4 not vetted, 5 the branch moved past
-    the newest approved commit, 2 error (the hub unreachable for a branch: fails closed).
+    the newest approved commit, 2 error (the hub or the server unreachable: fails closed).
     """
     if fmt not in ("text", "json"):
         exit_codes.fail(f"--format must be text or json, not {fmt!r}")
-    result = exit_codes.guard(lambda: local_gate(repo, revision))
+    doc = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
+    code = exit_for(doc)
     if fmt == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-    elif isinstance(result.answer, Approved):
-        sys.stdout.write(result.answer.outcome.sha + "\n")
-    if not isinstance(result.answer, Approved):
-        explain_refusal(result)
-    raise typer.Exit(exit_for(result))
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    elif code == exit_codes.EXIT_OK:
+        sys.stdout.write(doc["revision"] + "\n")
+    if code != exit_codes.EXIT_OK:
+        explain_refusal(doc, repo, revision)
+    raise typer.Exit(code)
+
+
+def _remote(server: str, token: str | None, repo: str, revision: str | None) -> dict[str, Any]:
+    from app.api.client import Client
+
+    return Client(server, token).gate(repo, revision)
+
+
+def _local(repo: str, revision: str | None) -> dict[str, Any]:
+    return local_gate(repo, revision).to_dict()
 
 
 def local_gate(repo: str, revision: str | None) -> GateResult:
     """The gate's answer from the local store (branches resolved on the hub); `hfvet download` too."""
+    from app.services.gating import active_policy, gate
+    from app.services.store import open_store
+    from app.settings import Settings
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch
 
     settings = Settings()
@@ -56,22 +82,24 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
         store.close()
 
 
-def exit_for(result: GateResult) -> int:
-    if isinstance(result.answer, Approved):
-        return exit_codes.EXIT_OK
-    if isinstance(result.answer, NotVetted):
-        return exit_codes.EXIT_NOT_VETTED
-    if isinstance(result.answer, Moved):
-        return exit_codes.EXIT_MOVED
-    return exit_codes.EXIT_FAILED
+def exit_for(doc: dict[str, Any]) -> int:
+    """Approved only when the answer says so in every way; anything odd from a server is an error."""
+    status = doc.get("status")
+    if status == "approved":
+        ok = doc.get("approved") is True and _SHA.fullmatch(str(doc.get("revision"))) is not None
+        return exit_codes.EXIT_OK if ok else exit_codes.EXIT_ERROR
+    return _EXIT.get(str(status), exit_codes.EXIT_ERROR)
 
 
-def explain_refusal(result: GateResult) -> None:
-    doc = result.to_dict()
+def explain_refusal(doc: dict[str, Any], repo: str, revision: str | None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    where = f"{result.repo}@{doc.get('revision') or result.requested or '(newest approved)'}"
-    err.print(Text.assemble(("refused: ", "bold red"), f"{where} is {doc['status']}"
+    where = f"{doc.get('repo') or repo}@{doc.get('revision') or revision or '(newest approved)'}"
+    policy = (doc.get("policy") or {}).get("name", "?")
+    err.print(Text.assemble(("refused: ", "bold red"), f"{where} is {doc.get('status')}"
                             + (f" ({doc['verdict']})" if "verdict" in doc else "")
-                            + f" under policy {result.policy.name}"))
+                            + f" under policy {policy}"))
     for reason in doc.get("reasons") or []:
         err.print(Text(f"  - {reason}"))

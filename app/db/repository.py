@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.orm import Session
 
 from app.core import report_json
 from app.core.report import Report
-from app.db.models import AuditRow, RepoRow, ReportRow, RevisionRow
+from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class StoredReport:
     policy_sha256: str | None
     decided_at: datetime
     document: dict[str, Any]
+    requested_revision: str | None = None
+    requested_by: str = ""
 
 
 def save_report(session: Session, report: Report, *, requested_revision: str | None, actor: str) -> int:
@@ -73,7 +76,7 @@ def manifest_of(session: Session, repo_id: str, sha: str) -> list[dict[str, Any]
 def _stored(row: ReportRow, sha: str, repo_id: str) -> StoredReport:
     decided = row.decided_at if row.decided_at.tzinfo else row.decided_at.replace(tzinfo=UTC)  # SQLite drops tz
     return StoredReport(row.id, repo_id, sha, row.verdict, row.policy_name, row.policy_sha256, decided,
-                        row.document)
+                        row.document, row.requested_revision, row.requested_by)
 
 
 def _repo(session: Session, report: Report) -> RepoRow:
@@ -144,3 +147,96 @@ def known_identity(session: Session, repo_id: str) -> KnownIdentity | None:
     ).scalar_one()
     facts = {"_id": row.hub_id, "author": row.author, "createdAt": row.hub_created_at}
     return KnownIdentity(facts, approved > 0)
+
+
+@dataclass(frozen=True)
+class RepoFacts:
+    """A stored repo: its id, and the identity facts first seen on the hub."""
+
+    repo_id: str
+    org: str
+    name: str
+    hub_id: str | None
+    author: str | None
+    hub_created_at: str | None
+    first_seen: datetime
+
+
+@dataclass(frozen=True)
+class RepoSummary:
+    repo: RepoFacts
+    revisions: int  # commits with at least one stored report
+    newest: StoredReport | None  # the most recently decided report of any commit
+
+
+@dataclass(frozen=True)
+class OrgFilter:
+    """Which orgs a listing keeps, compared case-folded (hub org names are case-insensitive)."""
+
+    equals: str | None = None
+    among: Collection[str] | None = None  # None: any org
+    not_among: Collection[str] = ()
+
+
+def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: int, limit: int) -> list[RepoSummary]:
+    """Up to ``limit`` repos ordered by id, after the repo id ``after`` (a cursor) and ``offset`` more."""
+    query = _repos_where(select(RepoRow), orgs).order_by(RepoRow.repo_id).offset(offset).limit(limit)
+    if after is not None:
+        query = query.where(RepoRow.repo_id > after)
+    repos = list(session.execute(query).scalars())
+    pks = [r.id for r in repos]
+    counts = dict(session.execute(
+        select(RevisionRow.repo_pk, func.count()).where(RevisionRow.repo_pk.in_(pks)).group_by(RevisionRow.repo_pk)
+    ).all())
+    newest = _newest_reports(session, pks)
+    return [RepoSummary(_facts(r), counts.get(r.id, 0), newest.get(r.id)) for r in repos]
+
+
+def repo_facts(session: Session, repo_id: str) -> RepoFacts | None:
+    row = session.execute(select(RepoRow).where(RepoRow.repo_id == repo_id)).scalar_one_or_none()
+    return None if row is None else _facts(row)
+
+
+def _repos_where(query: Select[RepoRow], orgs: OrgFilter) -> Select[RepoRow]:
+    org = func.lower(RepoRow.org)
+    if orgs.equals is not None:
+        query = query.where(org == orgs.equals.lower())
+    if orgs.among is not None:
+        query = query.where(org.in_([o.lower() for o in orgs.among]))
+    if orgs.not_among:
+        query = query.where(org.not_in([o.lower() for o in orgs.not_among]))
+    return query
+
+
+def _newest_reports(session: Session, repo_pks: list[int]) -> dict[int, StoredReport]:
+    """The newest report of each repo, in one query (a window over each repo's reports)."""
+    rank = func.row_number().over(partition_by=RevisionRow.repo_pk,
+                                  order_by=(ReportRow.decided_at.desc(), ReportRow.id.desc()))
+    ranked = (
+        select(ReportRow.id.label("report_pk"), RevisionRow.repo_pk, RevisionRow.sha, rank.label("rank"))
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .where(RevisionRow.repo_pk.in_(repo_pks))
+        .subquery()
+    )
+    query = (
+        select(ReportRow, ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
+        .join(ranked, ranked.c.report_pk == ReportRow.id)
+        .join(RepoRow, RepoRow.id == ranked.c.repo_pk)
+        .where(ranked.c.rank == 1)
+    )
+    return {pk: _stored(row, sha, repo_id) for row, pk, sha, repo_id in session.execute(query)}
+
+
+def _facts(row: RepoRow) -> RepoFacts:
+    seen = row.first_seen if row.first_seen.tzinfo else row.first_seen.replace(tzinfo=UTC)
+    return RepoFacts(row.repo_id, row.org, row.name, row.hub_id, row.author, row.hub_created_at, seen)
+
+
+# Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
+_VERSION = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+
+
+def store_version(conn: Connection) -> tuple[int, int]:
+    """Moves whenever a report or a review is added (both tables are append-only): a cache key."""
+    reports, reviews = conn.execute(_VERSION).one()
+    return (reports or 0, reviews or 0)

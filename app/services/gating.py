@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +12,7 @@ from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, d
 from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_report_dict, load_policy
 from app.core.ports import SourceError
 from app.core.review import Review, apply_review
-from app.db.repository import StoredReport, manifest_of, reports_for
+from app.db.repository import StoredReport, manifest_of, reports_for, store_version
 from app.db.reviews import newest_reviews
 from app.db.session import Store
 from app.errors import HfvetError, InputError
@@ -60,6 +62,49 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
     return GateResult(repo, revision, answer, policy, files)
+
+
+class GateCache:
+    """Answers for exact commits, kept while the store is unchanged (no report or review added since).
+
+    Only exact commits are cached: a branch's answer also depends on where the hub says it is now.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], GateResult]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: tuple[str, str, str], version: tuple[int, int], result: GateResult) -> None:
+        with self._lock:
+            self._entries[key] = (version, result)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
+                resolve: Resolver) -> GateResult:
+    """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
+    if not is_commit(revision):
+        return gate(repo, revision, store=store, policy=policy, resolve=resolve)
+    key = (repo, revision or "", policy.sha256)
+    with store.engine.connect() as conn:
+        version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
+    hit = cache.get(key, version)
+    if hit is not None:
+        return hit
+    result = gate(repo, revision, store=store, policy=policy, resolve=resolve)
+    cache.put(key, version, result)
+    return result
 
 
 def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:

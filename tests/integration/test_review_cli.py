@@ -123,7 +123,10 @@ def test_a_review_through_the_server_flips_the_gate(hub: Path, monkeypatch: pyte
         assert code == 0 and "token:reviewer-cli (reviewer)" in out
         code, _, err = review("--revision", "e" * 40, "--approve", "--reason", "ok")
         assert code == 4 and "never vetted" in err
-    code, doc = gate(sha)
+        code, doc = gate(sha)  # HFVET_SERVER is set: the gate asks the server
+        assert code == 0 and doc["decided_by"] == "token:reviewer-cli (reviewer)"
+    monkeypatch.delenv("HFVET_SERVER")
+    code, doc = gate(sha)  # and the local store says the same
     assert code == 0 and doc["decided_by"] == "token:reviewer-cli (reviewer)"
 
 

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from app.api import metrics, validation
 from app.api.deps import ReaderDep, StateDep
 from app.core.gate import Approved, Moved, NotVetted
-from app.services.gating import gate
+from app.services.gating import cached_gate
 
 router = APIRouter(tags=["gate"])
 
@@ -24,7 +24,7 @@ def get_gate(
 ) -> Any:
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
-    result = gate(repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
+    result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
     doc = result.to_dict()
     metrics.gate_answered(str(doc["status"]))
     return JSONResponse(doc, status_code=_status(result.answer))

@@ -1,0 +1,79 @@
+"""A thin client of the hfvet API for the CLI: stdlib only, so a deploy script's `hfvet gate` starts fast.
+
+Anything but a well-formed answer from the server is a ServerError: the caller fails closed.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import HfvetError
+
+TIMEOUT = 30.0
+
+
+class ServerError(HfvetError):
+    """The server did not answer usefully (unreachable, 5xx, not JSON, or an error): nothing is approved."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: dict[str, Any]
+
+
+class Client:
+    def __init__(self, server: str, token: str | None = None, timeout: float = TIMEOUT) -> None:
+        scheme = urllib.parse.urlsplit(server).scheme
+        if scheme not in ("http", "https"):
+            raise ServerError(f"the server URL must start with http:// or https://, got {server[:100]!r}")
+        self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
+
+    def gate(self, repo: str, revision: str | None) -> dict[str, Any]:
+        """GET /gate: the gate document, whatever it says (200, 403, 404, 409); ServerError otherwise."""
+        params = {"repo": repo} | ({"revision": revision} if revision else {})
+        reply = self.get("/gate", params)
+        if reply.status in (200, 403, 404, 409) and "error" not in reply.body and "status" in reply.body:
+            return reply.body
+        raise ServerError(_explain(self.server, reply))
+
+    def get(self, path: str, params: dict[str, str]) -> Reply:
+        url = f"{self.server}{path}?{urllib.parse.urlencode(params)}"
+        request = urllib.request.Request(url, headers=self._headers())  # noqa: S310 (scheme checked)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (scheme checked)
+                return Reply(response.status, _json(response.read(), url))
+        except urllib.error.HTTPError as exc:  # a status >= 400 still carries a JSON body
+            with exc:
+                return Reply(exc.code, _json(exc.read(), url, exc.code))
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ServerError(f"cannot reach the hfvet server at {self.server}: {reason}") from exc
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "hfvet-cli"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+
+def _json(data: bytes, url: str, status: int = 200) -> dict[str, Any]:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise ServerError(f"the server answered {status} without a JSON object ({url.split('?')[0]})")
+    return body
+
+
+def _explain(server: str, reply: Reply) -> str:
+    error = reply.body.get("error")
+    if isinstance(error, dict):
+        return f"the hfvet server at {server} answered {reply.status} {error.get('code')}: {error.get('message')}"
+    return f"the hfvet server at {server} answered {reply.status} with no gate answer"

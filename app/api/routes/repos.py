@@ -1,0 +1,97 @@
+"""GET /repos (paginated, filtered by org, tier and verdict) and GET /repos/{org}/{name} (its history)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query
+
+from app.api import validation
+from app.api.deps import ReaderDep, StateDep
+from app.api.errors import ApiError
+from app.api.schemas import CommitOut, EffectiveOut, RepoDetailOut, RepoItemOut, RepoListOut, ReportEntryOut
+from app.core.gate import Outcome
+from app.services.listing import (
+    Decision,
+    Listed,
+    RepoQuery,
+    Tier,
+    Verdict,
+    decode_cursor,
+    encode_cursor,
+    list_repos,
+    repo_history,
+)
+
+router = APIRouter(tags=["repos"])
+MAX_LIMIT = 200
+
+
+@router.get("/repos", response_model=RepoListOut)
+def get_repos(
+    app: StateDep,
+    _who: ReaderDep,
+    org: Annotated[str | None, Query(max_length=96, description="Only this org (case-insensitive).")] = None,
+    tier: Annotated[Tier | None, Query(description="Only orgs of this tier under the active policy.")] = None,
+    verdict: Annotated[Verdict | None, Query(description="Only repos whose newest verdict is this.")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Repos per page.")] = 50,
+    cursor: Annotated[str | None, Query(max_length=400, description="`next_cursor` of the previous page.")] = None,
+    offset: Annotated[int, Query(ge=0, le=1_000_000, description="Repos to skip (instead of a cursor).")] = 0,
+) -> RepoListOut:
+    """Vetted repos in id order, each with its newest verdict as the gate sees it under the active policy."""
+    if cursor is not None and offset:
+        raise ApiError(422, "invalid-request", "pass either `cursor` or `offset`, not both")
+    if org is not None:
+        org = validation.org(org)
+    try:
+        after = None if cursor is None else decode_cursor(cursor)
+    except ValueError as exc:
+        raise ApiError(422, "invalid-cursor", str(exc)) from exc
+    query = RepoQuery(org=org, tier=tier, verdict=verdict, limit=limit, after=after, offset=offset)
+    page = list_repos(app.store, app.policy, query)
+    next_cursor = None if page.next_after is None else encode_cursor(page.next_after)
+    filters = {k: v for k, v in {"org": org, "tier": tier, "verdict": verdict}.items() if v is not None}
+    links = {"next": "/repos?" + urlencode({**filters, "limit": limit, "cursor": next_cursor})} if next_cursor else {}
+    return RepoListOut(items=[_item(i) for i in page.items], limit=limit, next_cursor=next_cursor, links=links)
+
+
+@router.get("/repos/{org}/{name}", response_model=RepoDetailOut, responses={404: {}})
+def get_repo(app: StateDep, _who: ReaderDep, org: str, name: str) -> RepoDetailOut:
+    """Every stored report of every vetted commit, with the verdict each means under the active policy."""
+    repo = validation.repo_id(f"{org}/{name}")
+    history = repo_history(app.store, app.policy, repo)
+    if history is None:
+        raise ApiError(404, "repo-not-vetted", f"{repo} has never been vetted: POST /vet?repo={repo}")
+    facts = history.repo
+    return RepoDetailOut(
+        repo=facts.repo_id, org=facts.org, name=facts.name, tier=history.tier, first_seen=facts.first_seen,
+        identity={"_id": facts.hub_id, "author": facts.author, "createdAt": facts.hub_created_at},
+        policy={"name": app.policy.name, "sha256": app.policy.sha256},
+        revisions=[CommitOut(revision=sha, reports=[_entry(d) for d in decisions])
+                   for sha, decisions in history.commits],
+        links={"gate": f"/gate?repo={facts.repo_id}"},
+    )
+
+
+def _item(listed: Listed) -> RepoItemOut:
+    facts = listed.repo
+    return RepoItemOut(
+        repo=facts.repo_id, org=facts.org, name=facts.name, tier=listed.tier, first_seen=facts.first_seen,
+        revisions=listed.revisions, latest=None if listed.effective is None else _effective(listed.effective),
+        links={"self": f"/repos/{facts.repo_id}", "gate": f"/gate?repo={facts.repo_id}"},
+    )
+
+
+def _entry(decision: Decision) -> ReportEntryOut:
+    report = decision.report
+    return ReportEntryOut(
+        id=report.id, verdict=report.verdict, policy={"name": report.policy_name, "sha256": report.policy_sha256},
+        decided_at=report.decided_at, requested_revision=report.requested_revision,
+        requested_by=report.requested_by, effective=_effective(decision.effective),
+    )
+
+
+def _effective(o: Outcome) -> EffectiveOut:
+    return EffectiveOut(revision=o.sha, verdict=o.verdict, approved=o.approved, reasons=list(o.reasons),
+                        decided_by=o.decided_by, decided_at=o.decided_at)

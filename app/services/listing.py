@@ -1,0 +1,146 @@
+"""Listing what the store knows: repos with their newest effective verdict, and one repo's history.
+
+Verdicts are shown as the gate would see them: under the active policy, re-decided from the
+stored findings when a report was recorded under another policy. Tiers come from the active
+policy's tiers, so changing the policy changes the listing without touching the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Literal
+
+from app.core.gate import Outcome
+from app.core.policy import LoadedPolicy
+from app.core.policy.identity import tier_of
+from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
+from app.db.session import Store
+from app.services.gating import outcome
+
+Tier = Literal["vendor-official", "trusted", "third-party"]
+Verdict = Literal["approve", "review", "reject"]
+_BATCH = 200  # repos read per query while a verdict filter skips non-matching ones
+
+
+@dataclass(frozen=True)
+class RepoQuery:
+    org: str | None = None
+    tier: Tier | None = None
+    verdict: Verdict | None = None
+    limit: int = 50
+    after: str | None = None  # the repo id a cursor names: list the ones after it
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Listed:
+    repo: RepoFacts
+    tier: Tier
+    revisions: int
+    newest: StoredReport | None
+    effective: Outcome | None  # the newest report's outcome under the active policy
+
+
+@dataclass(frozen=True)
+class RepoPage:
+    items: list[Listed]
+    next_after: str | None  # where the next page starts, or None on the last page
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One stored report of one commit: as recorded, and as the active policy sees it now."""
+
+    report: StoredReport
+    effective: Outcome
+
+
+@dataclass(frozen=True)
+class RepoHistory:
+    repo: RepoFacts
+    tier: Tier
+    commits: list[tuple[str, list[Decision]]]  # newest decided commit first, its reports newest first
+
+
+def list_repos(store: Store, policy: LoadedPolicy, query: RepoQuery) -> RepoPage:
+    """One page of repos; ``next_after`` is set only when another matching repo exists."""
+    matching = _matching(_candidates(store, policy, query), query)
+    skip = query.offset if query.verdict else 0  # without a verdict filter the store applied the offset
+    found = list(islice(matching, skip, skip + query.limit + 1))
+    page = found[: query.limit]
+    more = len(found) > query.limit
+    return RepoPage(page, page[-1].repo.repo_id if more else None)
+
+
+def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterator[Listed]:
+    """Repos in id order matching org and tier (filtered in SQL), read in batches."""
+    orgs = _org_filter(policy, query)
+    after = query.after
+    offset = 0 if query.verdict else query.offset  # with a verdict filter the offset counts matches
+    while True:
+        with store.session() as session:
+            batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH)
+        yield from (_listed(summary, policy) for summary in batch)
+        if len(batch) < _BATCH:
+            return
+        after, offset = batch[-1].repo.repo_id, 0
+
+
+def _matching(items: Iterator[Listed], query: RepoQuery) -> Iterator[Listed]:
+    if query.verdict is None:
+        return items
+    return (i for i in items if i.effective is not None and i.effective.verdict == query.verdict)
+
+
+def _org_filter(policy: LoadedPolicy, query: RepoQuery) -> OrgFilter:
+    tiers = policy.model.tiers
+    if query.tier == "vendor-official":
+        return OrgFilter(query.org, among=tiers.vendor_official)
+    if query.tier == "trusted":
+        return OrgFilter(query.org, among=tiers.trusted)
+    if query.tier == "third-party":
+        return OrgFilter(query.org, not_among=[*tiers.vendor_official, *tiers.trusted])
+    return OrgFilter(query.org)
+
+
+def _listed(summary: RepoSummary, policy: LoadedPolicy) -> Listed:
+    newest = summary.newest
+    effective = None if newest is None else outcome(newest, policy)
+    return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
+
+
+def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistory | None:
+    """Every stored report of ``repo_id`` grouped by commit, or None for a repo never vetted."""
+    with store.session() as session:
+        facts = repo_facts(session, repo_id)
+        reports = reports_for(session, repo_id) if facts else []
+    if facts is None:
+        return None
+    by_commit: dict[str, list[Decision]] = {}
+    for report in sorted(reports, key=_newest_first):
+        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy)))
+    return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
+
+
+def _newest_first(report: StoredReport) -> tuple[float, int]:
+    return (-report.decided_at.timestamp(), -report.id)
+
+
+def encode_cursor(repo_id: str) -> str:
+    return base64.urlsafe_b64encode(repo_id.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The repo id a cursor names; ValueError for anything this service did not hand out."""
+    try:
+        repo_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}") from exc
+    if repo_id.count("/") != 1 or encode_cursor(repo_id) != cursor:
+        raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}")
+    return repo_id
+
