@@ -43,10 +43,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10, help="seconds per round")
     parser.add_argument("--connections", type=int, default=16, help="concurrent keep-alive connections")
     parser.add_argument("--out", type=Path, help="also write the markdown here")
+    parser.add_argument("--no-access-log", action="store_true", help="serve with --no-access-log")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
-    with prepared_server() as live:
+    with prepared_server(serve_args=("--no-access-log",) if args.no_access_log else ()) as live:
         gate_url = f"{live.url}/gate?repo={REPO}&revision={live.sha}"
         with urllib.request.urlopen(gate_url, timeout=10) as response:  # noqa: S310 (loopback)
             assert response.status == 200, "the prepared revision must be approved"

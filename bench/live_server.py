@@ -36,7 +36,7 @@ def hfvet(*args: str, env: Mapping[str, str]) -> subprocess.CompletedProcess[str
 
 
 @contextmanager
-def prepared_server(extra_env: Mapping[str, str] | None = None) -> Iterator[Live]:
+def prepared_server(extra_env: Mapping[str, str] | None = None, serve_args: tuple[str, ...] = ()) -> Iterator[Live]:
     from app.examples import build_examples
     from app.hubfixture import FixtureHub
 
@@ -48,17 +48,17 @@ def prepared_server(extra_env: Mapping[str, str] | None = None) -> Iterator[Live
             if vetted.returncode != 0:
                 raise SystemExit(f"vetting {REPO} failed ({vetted.returncode}): {vetted.stderr[-2000:]}")
             sha = json.loads(vetted.stdout)["revision"]
-            with _serve(env, Path(tmp) / "serve.log") as url:
+            with _serve(env, Path(tmp) / "serve.log", serve_args) as url:
                 yield Live(url, sha, env)
 
 
 @contextmanager
-def _serve(env: Mapping[str, str], log: Path) -> Iterator[str]:
+def _serve(env: Mapping[str, str], log: Path, serve_args: tuple[str, ...] = ()) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port), *serve_args], cwd=ROOT,
                                 env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
