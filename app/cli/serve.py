@@ -17,7 +17,7 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless tokens exist).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port.")] = 8000,
     access_log: Annotated[
-        bool, typer.Option("--access-log/--no-access-log", help="Log one line per request (costs ~20% of the gate's rate).")
+        bool, typer.Option("--access-log/--no-access-log", help="Log one line per request.")
     ] = True,
 ) -> None:
     """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and run vets in this process.
