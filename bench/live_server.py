@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,33 +51,7 @@ def prepared_server(extra_env: Mapping[str, str] | None = None, serve_args: tupl
 
 @contextmanager
 def _serve(env: Mapping[str, str], log: Path, serve_args: tuple[str, ...] = ()) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port), *serve_args], cwd=ROOT,
-                                env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait(url, proc, log)
+    from app.cli.child_server import child_server
+
+    with child_server({**os.environ, **env}, log, serve_args, cwd=ROOT) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _wait(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"hfvet serve exited {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2):  # noqa: S310 (loopback http)
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("hfvet serve did not start within 60 s")

@@ -4,10 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from app.cli.child_server import ServerStartError, child_server
 from app.core import report_json
 from app.core.report import Report
 from app.db import tokens
@@ -60,24 +57,14 @@ def vetter_token(store_url: str) -> str:
 @contextmanager
 def served_api(hub_url: str, store_url: str, policy: Path, log: Path) -> Iterator[str]:
     """`hfvet serve` as a child process on a free loopback port; yields its URL once /healthz answers."""
-    port = _free_port()
     env = child_environment(drop=("HF_TOKEN",), HF_ENDPOINT=hub_url, HFVET_DATABASE_URL=store_url,
                             HFVET_POLICY=str(policy), HF_HUB_DISABLE_TELEMETRY="1",
                             PYTHONPATH=str(PROJECT) + _sep(child_environment().get("PYTHONPATH")))
-    with log.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],  # noqa: S603
-                                env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, log)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        with child_server(env, log, start_timeout=START_TIMEOUT) as url:
+            yield url
+    except ServerStartError as exc:
+        raise DemoServiceError(str(exc)) from exc
 
 
 def vet_through_api(url: str, token: str, repo: str) -> Report:
@@ -118,29 +105,6 @@ def call(method: str, url: str, token: str | None = None) -> tuple[int, dict[str
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"{}")
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise DemoServiceError(f"hfvet serve exited with {proc.returncode}:\n{_tail(log)}")
-        try:
-            if call("GET", f"{url}/healthz")[0] == 200:
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise DemoServiceError(f"hfvet serve did not answer /healthz within {START_TIMEOUT:g}s:\n{_tail(log)}")
-
-
-def _tail(log: Path) -> str:
-    return log.read_text(errors="replace")[-2000:]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _sep(existing: str | None) -> str:

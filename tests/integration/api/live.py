@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from sqlalchemy import create_engine, text
 from starlette.types import ASGIApp, Receive, Scope, Send
 from typer.testing import CliRunner
 
+from app.cli.child_server import free_port
 from app.cli.main import app as cli
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout under test: the subprocess runs this code
@@ -67,12 +67,6 @@ def row_counts(store_url: str) -> dict[str, int]:
             return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in TABLES}  # noqa: S608
     finally:
         engine.dispose()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LiveServer:
