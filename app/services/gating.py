@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
@@ -39,6 +41,20 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         return gate_document(self)
+
+    @property
+    def status(self) -> str:
+        """approved, denied, not-vetted or moved: the answer's `status` and the metric's label."""
+        if isinstance(self.answer, Moved):
+            return "moved"
+        if isinstance(self.answer, NotVetted):
+            return "not-vetted"
+        return "approved" if self.approved else "denied"
+
+    @cached_property
+    def body(self) -> bytes:
+        """The JSON answer, rendered once per result (cached answers are served again and again)."""
+        return json.dumps(self.to_dict(), separators=(",", ":")).encode()
 
 
 def active_policy(settings: Settings) -> LoadedPolicy:
@@ -154,14 +170,14 @@ def gate_document(result: GateResult) -> dict[str, Any]:
     if isinstance(answer, Approved):
         doc |= {"files": result.files, "pins": pins(result.repo, answer.outcome.sha)}
     elif isinstance(answer, Moved):
-        doc |= {"status": "moved", "head": answer.head, "newest_approved": answer.newest_approved.sha,
+        doc |= {"head": answer.head, "newest_approved": answer.newest_approved.sha,
                 "reasons": [f"{result.requested} is at {answer.head}, which is not vetted; the newest approved "
                             f"commit is {answer.newest_approved.sha}"]}
     elif isinstance(answer, NotVetted):
-        doc |= {"status": "not-vetted", "revision": answer.revision,
+        doc |= {"revision": answer.revision,
                 "reasons": [f"not vetted: run `hfvet vet {result.repo}"
                             + (f" --revision {result.requested}`" if result.requested else "`")]}
-    doc.setdefault("status", "approved" if result.approved else "denied")
+    doc["status"] = result.status
     return doc
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from app.api import metrics, validation
 from app.api.deps import ReaderDep, StateDep
@@ -25,9 +25,8 @@ def get_gate(
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
     result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
-    doc = result.to_dict()
-    metrics.gate_answered(str(doc["status"]))
-    return JSONResponse(doc, status_code=_status(result.answer))
+    metrics.gate_answered(result.status)
+    return Response(result.body, status_code=_status(result.answer), media_type="application/json")
 
 
 def _status(answer: object) -> int:
