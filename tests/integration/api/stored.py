@@ -30,3 +30,4 @@ def report(repo: str, sha: str, text: bytes = b"fine", under: LoadedPolicy | Non
 def save(store: Store, rep: Report, requested: str | None = "main", actor: str = "test") -> int:
     with store.session() as session:
         return save_report(session, rep, requested_revision=requested, actor=actor)
+

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.db.models import ReviewRow
 from app.db.repository import store_version
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.server import create_app
 from app.settings import Settings
 from tests.integration.api.stored import policy, report, save
 
 SHA = "a" * 40
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
 
 
 @pytest.fixture

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.server import create_app
 from app.settings import Settings
 from tests.integration.api.stored import policy, report, save
 
 A, B, C, D = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
 
 
 @pytest.fixture
