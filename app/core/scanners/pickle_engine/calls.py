@@ -39,12 +39,17 @@ RULE_UNSAFE_ARGUMENT = "pickle-unsafe-argument"
 RULE_OBJECT_MUTATION = "pickle-object-mutation"
 RULE_MUTATION = "pickle-global-mutation"
 
-# Argument text that looks like a command, a URL, Python source or a sensitive system path.
-SUSPICIOUS_TEXT = re.compile(
-    r"(https?|ftp)://|/bin/(ba|z|da)?sh\b|\b(sh|bash|cmd(\.exe)?|powershell)\s+[-/]|\b(curl|wget|nc|ncat)\s"
+# Argument text that looks like a command or Python source.
+COMMAND_OR_CODE = re.compile(
+    r"/bin/(ba|z|da)?sh\b|\b(sh|bash|cmd(\.exe)?|powershell)\s+[-/]|\b(curl|wget|nc|ncat)\s"
     r"|/dev/tcp/|\brm\s+-|\bchmod\s|\becho\s|\bpython[0-9.]*\s+-c\b|__import__|\bimport\s+(os|subprocess|socket)"
-    r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d"
-    r"|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
+    r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d",
+    re.IGNORECASE,
+)
+# URLs and sensitive system paths: suspicious as call arguments, not in object state, where
+# a trainer's output_dir of /root/... or a config's hub URL is ordinary data.
+URL_OR_SYSTEM_PATH = re.compile(
+    r"(https?|ftp)://|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
     r"|~/|/\.ssh\b|\.bashrc\b|\.profile\b|authorized_keys|[A-Za-z]:\\\\(windows|users)\\\\",
     re.IGNORECASE,
 )
@@ -149,7 +154,7 @@ def judge_build(target: Value, state: Value, where: str) -> list[CallFinding]:
         found.append(CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
                                  f"{where} sets attributes one by one (setattr) on an instance of {name}, "
                                  "which is not on the allowlist", name))
-    text = suspicious_text(state)
+    text = suspicious_text(state, paths=False)
     if text is not None:
         found.append(_suspicious(f"{name}.__setstate__", text, where))
     return found
@@ -199,11 +204,12 @@ def _has_slot_state(state: Value) -> bool:
     return isinstance(state, TupleVal) and len(state.items) == 2 and isinstance(state.items[1], DictVal)
 
 
-def suspicious_text(value: Value) -> str | None:
-    for leaf in leaves(value):
+def suspicious_text(value: Value, paths: bool = True) -> str | None:
+    """The first command/code text inside ``value`` (with ``paths``, also URLs and system paths)."""
+    for leaf in leaves(value, max_depth=6, through_calls=True):
         if isinstance(leaf, Const) and isinstance(leaf.value, (str, bytes, bytearray)):
             raw = leaf.value
             text = raw if isinstance(raw, str) else bytes(raw).decode("latin-1")
-            if SUSPICIOUS_TEXT.search(text):
+            if COMMAND_OR_CODE.search(text) or (paths and URL_OR_SYSTEM_PATH.search(text)):
                 return repr(text[:120])
     return None

@@ -84,8 +84,8 @@ def evaluate(dotted: str, args: Value) -> Const | None:
     if helper is None or not isinstance(args, TupleVal):
         return None
     values = [_constant(a) for a in args.items]
-    if any(v is _UNKNOWN for v in values):
-        return None
+    if any(v is _UNKNOWN for v in values) or any(_size(v) > MAX_RESULT for v in values):
+        return None  # big inputs are array payloads (protocol-2 latin1 bytes), not names
     try:
         result = helper(*values)
     except (ValueError, TypeError, LookupError, binascii.Error, AttributeError, IndexError, KeyError):
@@ -96,6 +96,12 @@ def evaluate(dotted: str, args: Value) -> Const | None:
 
 
 _UNKNOWN = object()
+
+
+def _size(value: object) -> int:
+    if isinstance(value, list):
+        return sum(_size(v) for v in value)
+    return len(value) if isinstance(value, (str, bytes, bytearray)) else 0
 
 
 def _constant(value: Value) -> object:

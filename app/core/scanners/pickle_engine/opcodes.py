@@ -174,17 +174,19 @@ def _appends(m: PickleMachine, op: Op) -> None:
 
 def _add_items(m: PickleMachine, items: list[Value], op: Op) -> None:
     target = m.top(op)
-    m.mutate(target, TupleVal(tuple(items)), op)
     if isinstance(target, ListVal):
-        target.add(items)
+        target.add(items)  # a list or set the stream built: plain data
+    else:
+        m.mutate(target, TupleVal(tuple(items)), op)
 
 
 def _setitem(m: PickleMachine, op: Op) -> None:
     value, key = m.pop(op), m.pop(op)
     target = m.top(op)
-    m.mutate(target, TupleVal((key, value)), op)
     if isinstance(target, DictVal):
         target.put(key, value)
+    else:
+        m.mutate(target, TupleVal((key, value)), op)
 
 
 def _setitems(m: PickleMachine, op: Op) -> None:
@@ -192,8 +194,9 @@ def _setitems(m: PickleMachine, op: Op) -> None:
     if len(items) % 2:
         raise BrokenStream("SETITEMS with an odd number of items", op.pos)
     target = m.top(op)
-    m.mutate(target, TupleVal(tuple(items)), op)
-    if isinstance(target, DictVal):
+    if not isinstance(target, DictVal):
+        m.mutate(target, TupleVal(tuple(items)), op)
+    else:
         for key, value in zip(items[::2], items[1::2], strict=True):
             target.put(key, value)
 

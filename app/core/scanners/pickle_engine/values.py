@@ -83,8 +83,11 @@ class DictVal:
             self.others.extend((key, value))
 
 
-def children(value: Value) -> list[Value]:
-    """The modelled contents of a container (a call's own arguments are not its contents)."""
+def children(value: Value, through_calls: bool = False) -> list[Value]:
+    """The modelled contents of a container; with ``through_calls``, also the arguments a
+    call result was built from (``OrderedDict([("k", "curl ...")])`` carries its text on)."""
+    if through_calls and isinstance(value, Call):
+        return [value.args]
     if isinstance(value, (TupleVal, ListVal)):
         return list(value.items)
     if isinstance(value, DictVal):
@@ -92,14 +95,14 @@ def children(value: Value) -> list[Value]:
     return []
 
 
-def leaves(value: Value, max_depth: int = 4, budget: int = 4096) -> list[Value]:
+def leaves(value: Value, max_depth: int = 4, budget: int = 4096, through_calls: bool = False) -> list[Value]:
     """Non-container values inside ``value`` (itself included), breadth-first and bounded."""
     found: list[Value] = []
     level = [value]
     for _ in range(max_depth + 1):
         nested: list[Value] = []
         for item in level:
-            inner = children(item)
+            inner = children(item, through_calls)
             if inner or isinstance(item, (TupleVal, ListVal, DictVal)):
                 nested.extend(inner)
             else:

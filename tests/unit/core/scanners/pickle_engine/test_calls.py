@@ -16,6 +16,8 @@ import pytest
 from app.core.findings import FindingSink
 from app.core.limits import Limits
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
+from app.core.scanners.pickle_engine.evaluate import MAX_RESULT, evaluate
+from app.core.scanners.pickle_engine.values import Const, TupleVal
 from tests.samples import opcodes as op
 
 INERT = "echo inert"
@@ -201,8 +203,10 @@ def test_a_joined_command_is_seen() -> None:
         op.EMPTY_DICT + op.uni(INERT) + op.binint1(1) + op.SETITEM,  # the command as a dict key
         b"\x8f" + op.MARK + op.uni(INERT) + b"\x90",  # EMPTY_SET + ADDITEMS
         op.MARK + op.uni(INERT) + b"\x91",  # FROZENSET
+        # An OrderedDict([("k", command)]) built by a call: its arguments are its contents.
+        op.call(op.glob("collections", "OrderedDict"), op.MARK + tup(op.uni("k"), op.uni(INERT)) + b"l"),
     ],
-    ids=["append", "list", "dict-value", "dict-key", "set", "frozenset"],
+    ids=["append", "list", "dict-value", "dict-key", "set", "frozenset", "ordereddict"],
 )
 def test_arguments_inside_containers_are_inspected(container: bytes) -> None:
     # The callable receives the container; its members are what it runs.
@@ -236,13 +240,21 @@ def test_setattr_build_on_an_unknown_object_is_reported() -> None:
     assert ("pickle-object-mutation", "high") in findings(data)
 
 
+def test_big_payloads_are_not_evaluated() -> None:
+    # Protocol-2 numpy/torch data is _codecs.encode(<array bytes as text>, "latin1"): no copy of it.
+    big = TupleVal((Const("a" * (MAX_RESULT + 1)), Const("latin1")))
+    assert evaluate("_codecs.encode", big) is None
+    small = evaluate("_codecs.encode", TupleVal((Const("ab"), Const("latin1"))))
+    assert small is not None and (small.value, small.computed) == (b"ab", True)
+
+
 # -- hard benign: none critical
 def _training_args_state() -> bytes:
     def enum(module: str, cls: str, value: str) -> bytes:
         return op.call(op.glob(module, cls), op.uni(value))  # Enum pickles as cls(value)
 
     items = [
-        (op.uni("output_dir"), op.uni("/home/user/runs/bert-finetuned")),
+        (op.uni("output_dir"), op.uni("/root/autodl-tmp/bert-finetuned")),  # cloud trainers run as root
         (op.uni("logging_dir"), op.uni("runs/Dec01_10-00-00_host")),
         (op.uni("learning_rate"), b"G" + struct.pack(">d", 5e-5)),
         (op.uni("report_to"), op.EMPTY_LIST + op.uni("tensorboard") + b"a"),
@@ -250,6 +262,7 @@ def _training_args_state() -> bytes:
         (op.uni("optim"), enum("transformers.training_args", "OptimizerNames", "adamw_torch")),
         (op.uni("eval_strategy"), enum("transformers.trainer_utils", "IntervalStrategy", "steps")),
         (op.uni("hub_token"), op.NONE),
+        (op.uni("hub_model_id"), op.uni("https://huggingface.co/user/bert-finetuned")),  # data, not a fetch
     ]
     return op.EMPTY_DICT + op.MARK + b"".join(k + v for k, v in items) + op.SETITEMS
 
