@@ -142,8 +142,12 @@ def judge_build(target: Value, state: Value, where: str) -> list[CallFinding]:
     """BUILD runs ``target.__setstate__(state)`` (or setattr per slot-state entry)."""
     if isinstance(target, GlobalRef):
         return [_global_mutation(target, where)]
-    if not isinstance(target, Call):
+    if isinstance(target, (DictVal, ListVal, TupleVal, Const)):
         return []  # a container or constant: the real BUILD sets a plain __dict__ or fails
+    if not isinstance(target, Call):  # a persistent id's object, a value past the memo cap...
+        return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                            f"{where} gives state to the {describe(target)}, an object the analysis does not "
+                            "model: its __setstate__ runs", describe(target))]
     cls = instance_class_of(target.func, target.args)
     if _is_safe_callable(cls):
         owner = cls.dotted if isinstance(cls, GlobalRef) else "?"

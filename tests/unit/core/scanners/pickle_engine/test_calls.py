@@ -248,6 +248,12 @@ def test_big_payloads_are_not_evaluated() -> None:
     assert small is not None and (small.value, small.computed) == (b"ab", True)
 
 
+def test_build_on_a_persistent_object_is_reported() -> None:
+    # load_build calls persistent_load's object's __setstate__: code hfvet cannot see.
+    data = p2(op.uni("0") + op.BINPERSID + op.EMPTY_DICT + op.BUILD)
+    assert ("pickle-object-mutation", "high") in findings(data)
+
+
 # -- hard benign: none critical
 def _training_args_state() -> bytes:
     def enum(module: str, cls: str, value: str) -> bytes:
