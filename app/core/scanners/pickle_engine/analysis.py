@@ -12,34 +12,29 @@ from app.core.findings import FindingSink, Severity
 from app.core.formats.detect import looks_like_pickle
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
+from app.core.scanners.pickle_engine import calls
 from app.core.scanners.pickle_engine import joblib_format as pickle_joblib
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.machine import PickleMachine
 from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader
-from app.core.scanners.pickle_engine.values import OPAQUE, Call, Const, DictVal, GlobalRef, TupleVal, Value, describe
+from app.core.scanners.pickle_engine.values import OPAQUE, GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
 RULE_UNKNOWN = "pickle-unknown-global"
 RULE_BROKEN = "pickle-broken-stream"
-RULE_MUTATION = "pickle-global-mutation"
-RULE_DYNAMIC_CALL = "pickle-dynamic-call"
-RULE_SUSPICIOUS_CALL = "pickle-suspicious-call"
+RULE_MUTATION = calls.RULE_MUTATION
+RULE_DYNAMIC_CALL = calls.RULE_DYNAMIC_CALL
+RULE_SUSPICIOUS_CALL = calls.RULE_SUSPICIOUS_CALL
+RULE_UNKNOWN_CALL = calls.RULE_UNKNOWN_CALL
+RULE_UNSAFE_ARGUMENT = calls.RULE_UNSAFE_ARGUMENT
+RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
 _IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
-
-# Argument text that looks like a command, a URL or Python source.
-_SUSPICIOUS_TEXT = re.compile(
-    r"(https?|ftp)://|/bin/(ba|z|da)?sh\b|\b(sh|bash|cmd(\.exe)?|powershell)\s+[-/]|\b(curl|wget|nc|ncat)\s"
-    r"|/dev/tcp/|\brm\s+-|\bchmod\s|\becho\s|\bpython[0-9.]*\s+-c\b|__import__|\bimport\s+(os|subprocess|socket)"
-    r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d",
-    re.IGNORECASE,
-)
-
 
 @dataclass
 class PickleAnalysis:
@@ -187,23 +182,17 @@ class _Analyzer:
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
     def on_call(self, func: Value, args: Value, op: Op) -> None:
-        if isinstance(func, Call):
-            self._add(RULE_DYNAMIC_CALL, Severity.HIGH,
-                      f"{op.name} at offset {op.pos} calls the {describe(func)}, a callable obtained "
-                      "at load time", describe(func))
-            return
-        if not isinstance(func, GlobalRef) or classify(func.module, func.name).verdict is Verdict.SAFE:
-            return
-        text = _suspicious_text(args)
-        if text is not None:
-            self._add(RULE_SUSPICIOUS_CALL, Severity.HIGH,
-                      f"{func.dotted} is called with a command, URL or code argument",
-                      f"{func.dotted}({text})")
+        self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
 
-    def on_mutation(self, target: GlobalRef, op: Op) -> None:
-        self._add(RULE_MUTATION, Severity.CRITICAL,
-                  f"{op.name} at offset {op.pos} changes attributes or items of the imported "
-                  f"{target.dotted} (attribute-injection gadget)", target.dotted)
+    def on_build(self, target: Value, state: Value, op: Op) -> None:
+        self._report(calls.judge_build(target, state, f"BUILD at offset {op.pos}"))
+
+    def on_mutation(self, target: Value, values: Value, op: Op) -> None:
+        self._report(calls.judge_mutation(target, values, f"{op.name} at offset {op.pos}"))
+
+    def _report(self, found: list[calls.CallFinding]) -> None:
+        for item in found:
+            self._add(item.rule, item.severity, item.message, item.evidence)
 
     def _add(self, rule: str, severity: Severity, message: str, evidence: str) -> None:
         if (rule, evidence) in self._seen:
@@ -212,20 +201,3 @@ class _Analyzer:
         sink = self.sink if self._trial is None else self._trial
         sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
 
-
-def _suspicious_text(value: Value, depth: int = 0) -> str | None:
-    if isinstance(value, Const) and isinstance(value.value, (str, bytes)):
-        text = value.value if isinstance(value.value, str) else value.value.decode("latin-1")
-        return repr(text[:120]) if _SUSPICIOUS_TEXT.search(text) else None
-    if depth > 3:
-        return None
-    children: list[Value] = []
-    if isinstance(value, TupleVal):
-        children = list(value.items)
-    elif isinstance(value, DictVal):
-        children = list(value.items.values())
-    for child in children:
-        found = _suspicious_text(child, depth + 1)
-        if found:
-            return found
-    return None

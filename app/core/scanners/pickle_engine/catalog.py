@@ -82,6 +82,55 @@ _SAFE_PATTERNS = (
     re.compile(r"builtins\.[A-Z][A-Za-z]*(Error|Exception|Warning)"),  # exception records
 )
 
+# Audit of the allowlist (DESIGN §4), entry by entry, for callables that call, instantiate
+# or keep their arguments to call later; the argument at each listed position must itself be
+# an allowlisted global (or None where the callable accepts no callable). Every other
+# argument of an allowlisted callable, and the state BUILD gives its result, must not hold a
+# non-allowlisted global either (analysis: pickle-unsafe-argument).
+ARGUMENT_CALLERS: dict[str, tuple[int, ...]] = {
+    # copyreg._reconstructor(cls, base, state): base.__new__(cls, state), then
+    # base.__init__(obj, state) unless base is object. cls is only instantiated (below).
+    "copyreg._reconstructor": (1,),
+    # torch._tensor._rebuild_from_type(func, type, args, dict): func(*args).as_subclass(type);
+    # _v2 also calls new_type.__setstate__(state) when the subclass defines one.
+    "torch._tensor._rebuild_from_type": (0, 1),
+    "torch._tensor._rebuild_from_type_v2": (0, 1),
+    # torch._utils._rebuild_wrapper_subclass(cls, ...): Tensor._make_wrapper_subclass(cls, ...)
+    # runs the subclass's __new__ machinery.
+    "torch._utils._rebuild_wrapper_subclass": (0,),
+    # collections.defaultdict(factory): the factory is called on every missing key, later.
+    "collections.defaultdict": (0,),
+    # numpy _reconstruct(subtype, shape, dtype): ndarray.__new__(subtype) runs the subtype's
+    # __array_finalize__ (numpy/_core/src/multiarray: array_new / PyArray_NewFromDescr).
+    "numpy.core.multiarray._reconstruct": (0,),
+    "numpy._core.multiarray._reconstruct": (0,),
+    # Not allowlisted, but call-forwarding: calling the result calls the wrapped callable.
+    "functools.partial": (0,),
+    "functools.partialmethod": (0,),
+    # copyreg.__newobj__(cls, *args) / __newobj_ex__(cls, args, kwargs): cls.__new__(cls, ...).
+    "copyreg.__newobj__": (0,),
+    "copyreg.__newobj_ex__": (0,),
+}
+# Reviewed and found not to call their arguments (pure constructors of data):
+# OrderedDict, deque, Counter (iterate pairs/items only); set/frozenset/list/dict/tuple/
+# slice/range/bool/bytes/bytearray/str/int/float/complex (build from data; any object they
+# convert was itself built by a judged call); argparse.Namespace (kwargs only, none via
+# REDUCE); datetime/decimal/fractions/uuid/pathlib (parse data, no file access);
+# torch.device/Size/Tensor/Parameter/Buffer/storages; the torch._utils._rebuild_* tensor
+# helpers (storage, offsets, sizes, flags; backward_hooks and metadata are checked as
+# ordinary arguments); torch.serialization._get_layout (looks a name up among torch's own
+# layouts); numpy.dtype/ndarray/scalar/_frombuffer (data); joblib's NumpyArrayWrapper (its
+# BUILD state's ``subclass`` is checked as state); _codecs.encode (text -> bytes, codec
+# names looked up only under ``encodings``; evaluated by evaluate.py).
+#
+# Callables whose result is an instance of one of their arguments (that class's methods,
+# __setstate__ above all, run on BUILD): the argument index.
+INSTANTIATED_ARGUMENT: dict[str, int] = {
+    "copyreg._reconstructor": 0,  # object.__new__(cls): no cls code yet, but BUILD runs its __setstate__
+    "copyreg.__newobj__": 0,
+    "copyreg.__newobj_ex__": 0,
+}
+
 # Modules whose every global (and every submodule) can run code, read/write files, reach
 # the network or load another serialized object.
 DANGEROUS_MODULES: frozenset[str] = frozenset(
@@ -147,6 +196,14 @@ def classify(module: str, name: str) -> Classification:
     return min(results, key=lambda c: order.index(c.verdict))
 
 
+def canonical(module: str, name: str) -> str:
+    """The Python 3 dotted name a protocol < 3 load imports (copy_reg -> copyreg)."""
+    mapped = _compat_pickle.NAME_MAPPING.get((module, name))
+    if mapped is None:
+        mapped = (_compat_pickle.IMPORT_MAPPING.get(module, module), name)
+    return f"{mapped[0]}.{mapped[1]}"
+
+
 def _spellings(module: str, name: str) -> list[tuple[str, str]]:
     # Unpickling protocol < 3 maps py2 names (commands.getoutput -> subprocess.getoutput).
     mapped = _compat_pickle.NAME_MAPPING.get((module, name))
@@ -170,7 +227,7 @@ def _classify_one(module: str, name: str) -> Classification:
     denied = _denied_module(module)
     if denied:
         return Classification(Verdict.DANGEROUS, f"module {denied!r} can run code or touch the system")
-    reason = _dangerous_attribute_path(name)
+    reason = _dangerous_attribute_path(module, name)
     if reason:
         return Classification(Verdict.DANGEROUS, reason)
     last = name.rsplit(".", 1)[-1]
@@ -190,15 +247,20 @@ def _denied_module(module: str) -> str | None:
     return next((p for p in DANGEROUS_MODULE_PREFIXES if module == p or module.startswith(p + ".")), None)
 
 
-def _dangerous_attribute_path(name: str) -> str | None:
-    """A dotted name walks attributes: ``prod.os.system`` reaches os through numpy."""
+def _dangerous_attribute_path(module: str, name: str) -> str | None:
+    """A dotted name walks attributes, every hop a getattr: ``numpy`` + ``os.getcwd`` reaches
+    os through numpy, ``torch`` + ``hub.load`` reaches torch.hub through its first hop."""
     parts = name.split(".")
     if any(p in DANGEROUS_NAMES for p in parts):
         return f"name {name!r} is an execution, import or download primitive"
-    for i in range(1, len(parts)):
+    for i in range(0 if len(parts) > 1 else 1, len(parts)):  # a lone "code" attribute is not module code
         reached = _denied_module(".".join(parts[i:]))
         if reached:
             return f"attribute path {name!r} reaches module {reached!r}"
+    for i in range(1, len(parts)):
+        reached = _denied_module(".".join([module, *parts[:i]]))
+        if reached:
+            return f"attribute path {module}.{name} goes through module {reached!r}"
     return None
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from app.core.scanners.pickle_engine.catalog import canonical
+from app.core.scanners.pickle_engine.evaluate import evaluate
 from app.core.scanners.pickle_engine.opcodes import HANDLERS
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op
 from app.core.scanners.pickle_engine.values import OPAQUE, Call, Const, GlobalRef, Value
@@ -22,7 +24,9 @@ class Events(Protocol):
 
     def on_call(self, func: Value, args: Value, op: Op) -> None: ...
 
-    def on_mutation(self, target: GlobalRef, op: Op) -> None: ...
+    def on_mutation(self, target: Value, values: Value, op: Op) -> None: ...
+
+    def on_build(self, target: Value, state: Value, op: Op) -> None: ...
 
 
 _CONST_OPS = frozenset(
@@ -110,10 +114,13 @@ class PickleMachine:
             value = OPAQUE
         self.stack.append(value)
 
-    def mutate(self, target: Value, op: Op) -> None:
-        if isinstance(target, GlobalRef):
-            self.events.on_mutation(target, op)
+    def mutate(self, target: Value, values: Value, op: Op) -> None:
+        self.events.on_mutation(target, values, op)
 
-    def call(self, func: Value, args: Value, op: Op) -> Call:
+    def call(self, func: Value, args: Value, op: Op) -> Value:
         self.events.on_call(func, args, op)
+        if isinstance(func, GlobalRef):
+            result = evaluate(canonical(func.module, func.name), args)
+            if result is not None:
+                return result  # a pure helper on constants: its result is a constant too
         return Call(func, args)

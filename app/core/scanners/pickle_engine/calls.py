@@ -1,0 +1,219 @@
+"""Judge what a load would call: REDUCE/INST/OBJ/NEWOBJ targets, ``__setstate__`` through
+BUILD, and the ``__setitem__``/``append``/``setattr`` a load runs on the objects it built.
+
+An import alone is a medium note; calling a callable that is not on the allowlist is at
+least high, and critical when the arguments look like a command, code, a system path or a
+URL. Allowlisted callables that themselves call, instantiate or keep their arguments for
+later calls (see ``catalog.ARGUMENT_CALLERS``) must receive allowlisted arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.findings import Severity
+from app.core.scanners.pickle_engine.catalog import (
+    ARGUMENT_CALLERS,
+    INSTANTIATED_ARGUMENT,
+    Verdict,
+    canonical,
+    classify,
+)
+from app.core.scanners.pickle_engine.values import (
+    Call,
+    Const,
+    DictVal,
+    GlobalRef,
+    ListVal,
+    TupleVal,
+    Value,
+    describe,
+    leaves,
+)
+
+RULE_UNKNOWN_CALL = "pickle-unknown-call"
+RULE_SUSPICIOUS_CALL = "pickle-suspicious-call"
+RULE_DYNAMIC_CALL = "pickle-dynamic-call"
+RULE_UNSAFE_ARGUMENT = "pickle-unsafe-argument"
+RULE_OBJECT_MUTATION = "pickle-object-mutation"
+RULE_MUTATION = "pickle-global-mutation"
+
+# Argument text that looks like a command or Python source.
+COMMAND_OR_CODE = re.compile(
+    r"/bin/(ba|z|da)?sh\b|\b(sh|bash|cmd(\.exe)?|powershell)\s+[-/]|\b(curl|wget|nc|ncat)\s"
+    r"|/dev/tcp/|\brm\s+-|\bchmod\s|\becho\s|\bpython[0-9.]*\s+-c\b|__import__|\bimport\s+(os|subprocess|socket)"
+    r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d",
+    re.IGNORECASE,
+)
+# URLs and sensitive system paths: suspicious as call arguments, not in object state, where
+# a trainer's output_dir of /root/... or a config's hub URL is ordinary data.
+URL_OR_SYSTEM_PATH = re.compile(
+    r"(https?|ftp)://|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
+    r"|~/|/\.ssh\b|\.bashrc\b|\.profile\b|authorized_keys|[A-Za-z]:\\\\(windows|users)\\\\",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class CallFinding:
+    rule: str
+    severity: Severity
+    message: str
+    evidence: str
+
+
+def judge_call(func: Value, args: Value, where: str) -> list[CallFinding]:
+    text = suspicious_text(args)
+    if isinstance(func, GlobalRef):
+        return _judge_global_call(func, args, text, where)
+    found = [CallFinding(RULE_DYNAMIC_CALL, Severity.HIGH,
+                         f"{where} calls the {describe(func)}, a callable obtained at load time", describe(func))]
+    if text is not None:
+        found.append(_suspicious(describe(func), text, where))
+    return found
+
+
+def _judge_global_call(func: GlobalRef, args: Value, text: str | None, where: str) -> list[CallFinding]:
+    verdict = classify(func.module, func.name).verdict
+    found = _unsafe_arguments(func, args, where)
+    if verdict is Verdict.SAFE:
+        return found + _instantiated(func, args, where)
+    if verdict is Verdict.UNKNOWN:
+        found.append(CallFinding(RULE_UNKNOWN_CALL, Severity.HIGH,
+                                 f"{where} calls {func.dotted}, which is not on the allowlist: the load runs "
+                                 "its code", func.dotted))
+    if text is not None:
+        found.append(_suspicious(func.dotted, text, where))
+    return found
+
+
+def _unsafe_arguments(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:
+    """Arguments an allowlisted callable calls, instantiates or keeps for a later call."""
+    items = args.items if isinstance(args, TupleVal) else ()
+    called = ARGUMENT_CALLERS.get(canonical(func.module, func.name), ())
+    found = []
+    for index in called:
+        arg = items[index] if index < len(items) else None
+        if arg is not None and not _is_none(arg) and not _is_safe_callable(arg):
+            found.append(CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+                                     f"{where}: {func.dotted} calls its argument {index}, the {describe(arg)}, "
+                                     "which is not on the allowlist", f"{func.dotted} <- {describe(arg)}"))
+    if classify(func.module, func.name).verdict is not Verdict.SAFE:
+        return found
+    skip = INSTANTIATED_ARGUMENT.get(canonical(func.module, func.name))
+    for index, arg in enumerate(items):
+        if index in called or index == skip:
+            continue
+        found += _unsafe_globals_in(arg, f"{where}: argument {index} of {func.dotted}", func.dotted)
+    return found
+
+
+def _unsafe_globals_in(value: Value, context: str, owner: str) -> list[CallFinding]:
+    # An allowlisted object handed a non-allowlisted class or function can call it later.
+    return [
+        CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+                    f"{context} holds {leaf.dotted}, a global that is not on the allowlist",
+                    f"{owner} <- {leaf.dotted}")
+        for leaf in leaves(value)
+        if isinstance(leaf, GlobalRef) and classify(leaf.module, leaf.name).verdict is not Verdict.SAFE
+    ]
+
+
+def _instantiated(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:
+    """``copyreg._reconstructor(cls, ...)``: an instance of ``cls`` whose methods later run."""
+    cls = instance_class_of(func, args)
+    if cls is func or _is_safe_callable(cls):
+        return []
+    name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
+    return [CallFinding(RULE_UNKNOWN_CALL, Severity.HIGH,
+                        f"{where} instantiates {name} through {func.dotted}: a class that is not on the "
+                        "allowlist", name)]
+
+
+def instance_class_of(func: Value, args: Value) -> Value:
+    index = INSTANTIATED_ARGUMENT.get(canonical(func.module, func.name)) if isinstance(func, GlobalRef) else None
+    if index is not None and isinstance(args, TupleVal) and index < len(args.items):
+        return args.items[index]
+    return func
+
+
+def judge_build(target: Value, state: Value, where: str) -> list[CallFinding]:
+    """BUILD runs ``target.__setstate__(state)`` (or setattr per slot-state entry)."""
+    if isinstance(target, GlobalRef):
+        return [_global_mutation(target, where)]
+    if isinstance(target, (DictVal, ListVal, TupleVal, Const)):
+        return []  # a container or constant: the real BUILD sets a plain __dict__ or fails
+    if not isinstance(target, Call):  # a persistent id's object, a value past the memo cap...
+        return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                            f"{where} gives state to the {describe(target)}, an object the analysis does not "
+                            "model: its __setstate__ runs", describe(target))]
+    cls = instance_class_of(target.func, target.args)
+    if _is_safe_callable(cls):
+        owner = cls.dotted if isinstance(cls, GlobalRef) else "?"
+        return _unsafe_globals_in(state, f"{where}: the state of a {owner}", owner)
+    name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
+    found = []
+    if _has_slot_state(state):
+        found.append(CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                                 f"{where} sets attributes one by one (setattr) on an instance of {name}, "
+                                 "which is not on the allowlist", name))
+    text = suspicious_text(state, paths=False)
+    if text is not None:
+        found.append(_suspicious(f"{name}.__setstate__", text, where))
+    return found
+
+
+def judge_mutation(target: Value, values: Value, where: str) -> list[CallFinding]:
+    """SETITEM(S)/APPEND(S)/ADDITEMS run the target's own ``__setitem__``/``append``/``add``."""
+    if isinstance(target, GlobalRef):
+        return [_global_mutation(target, where)]
+    if isinstance(target, (DictVal, ListVal, TupleVal, Const)):
+        return []  # a builtin container the stream built: plain data
+    cls = instance_class_of(target.func, target.args) if isinstance(target, Call) else target
+    if _is_safe_callable(cls):  # an OrderedDict of backward hooks holds callables too
+        owner = cls.dotted if isinstance(cls, GlobalRef) else "?"
+        return _unsafe_globals_in(values, f"{where}: an item of a {owner}", owner)
+    name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
+    found = [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                         f"{where} adds items to an instance of {name}, which is not on the allowlist: the "
+                         "load runs its item methods", name)]
+    text = suspicious_text(values)
+    if text is not None:
+        found.append(_suspicious(f"{name} item", text, where))
+    return found
+
+
+def _global_mutation(target: GlobalRef, where: str) -> CallFinding:
+    return CallFinding(RULE_MUTATION, Severity.CRITICAL,
+                       f"{where} changes attributes or items of the imported {target.dotted} "
+                       "(attribute-injection gadget)", target.dotted)
+
+
+def _suspicious(callee: str, text: str, where: str) -> CallFinding:
+    return CallFinding(RULE_SUSPICIOUS_CALL, Severity.CRITICAL,
+                       f"{where}: {callee} is called with a command, code, system path or URL argument",
+                       f"{callee}({text})")
+
+
+def _is_safe_callable(value: Value) -> bool:
+    return isinstance(value, GlobalRef) and classify(value.module, value.name).verdict is Verdict.SAFE
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, Const) and value.value is None  # defaultdict(None), no factory
+
+
+def _has_slot_state(state: Value) -> bool:
+    return isinstance(state, TupleVal) and len(state.items) == 2 and isinstance(state.items[1], DictVal)
+
+
+def suspicious_text(value: Value, paths: bool = True) -> str | None:
+    """The first command/code text inside ``value`` (with ``paths``, also URLs and system paths)."""
+    for leaf in leaves(value, max_depth=6, through_calls=True):
+        if isinstance(leaf, Const) and isinstance(leaf.value, (str, bytes, bytearray)):
+            raw = leaf.value
+            text = raw if isinstance(raw, str) else bytes(raw).decode("latin-1")
+            if COMMAND_OR_CODE.search(text) or (paths and URL_OR_SYSTEM_PATH.search(text)):
+                return repr(text[:120])
+    return None
