@@ -42,6 +42,9 @@ LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
 _BLOB_FORMATS = ZIP_KINDS | {Format.SEVEN_Z}
 _STREAM_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.TAR}) | INFLATABLE | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
+# Names a loader unpickles whatever they hold: pickle/joblib.load, torch.load's legacy
+# fallback, numpy.load's allow_pickle fallback for content that is neither zip nor .npy.
+_LOADER_NAME = re.compile(r"\.(pkl|pickle|joblib|bin|pt|pth|ckpt|npy|npz)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
 
 
@@ -62,9 +65,16 @@ class ContainerWalker:
         self.limits = limits
         self.memory = memory or process_budget(limits)  # held while a member is materialized
 
-    def scan(self, blob: Blob, fmt: str) -> None:
-        """Walk a top-level file of the sniffed format ``fmt``."""
+    def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
+        """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
+        if fmt in LENIENT and _LOADER_NAME.search(name):
+            # Text by content, but a loader unpickles it by name: its imports would run.
+            self._guarded(None, lambda: self._loader_named_text(open_blob(blob)))
+            return
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
+
+    def _loader_named_text(self, stream: BinaryIO) -> None:
+        analyze_pickles(stream, self.sink, self.limits, lenient=True, loader_named=True)
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
