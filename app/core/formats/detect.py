@@ -146,8 +146,9 @@ def looks_like_pickle(head: bytes, max_ops: int = 64, complete: bool = False) ->
     ``at.dog``, then breaks at BUILD: a label file; see pickle_sniff) and, besides, it
     either reaches a STOP having imported something (GLOBAL/INST, as a protocol-0 payload
     must) or ending the data given, or imports and calls without a STOP (a truncated payload
-    still runs). A run of imports alone (``class_0\nclass_1\n...``) is text. ``complete``
-    false says the sniff window cut the file (so a cut last argument is no break).
+    still runs), or, in a head the sniff window cut (``complete`` false), imports and builds
+    data (a protocol-0 set of 2000 ints reaches its REDUCE past 4 KiB). A run of imports alone
+    (``class_0\nclass_1\n...``) is text.
     Text that is not called a pickle is still walked leniently by the pickle scanner.
     """
     if not head or head[0] not in _OPCODE_BYTES:
@@ -160,7 +161,8 @@ def looks_like_pickle(head: bytes, max_ops: int = 64, complete: bool = False) ->
     if not (imports or (stop_at == len(head) - 1 and len(ops) >= 3)):
         return False
     text = sniff_text(head, complete)
-    return text.consistent and (text.stopped or (bool(imports) and text.calls))
+    acts = text.calls or (text.builds and not complete)
+    return text.consistent and (text.stopped or (bool(imports) and acts))
 
 
 def could_start_pickle(head: bytes) -> bool:

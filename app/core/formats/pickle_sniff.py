@@ -10,8 +10,8 @@ whose opcodes could never run to a call is not taken for weights (see ``looks_li
 
 from __future__ import annotations
 
+import io
 import pickletools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 _MARK = "mark"
@@ -23,6 +23,12 @@ class _Underflow(Exception):
 
 
 _CALLS = frozenset({"REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"})
+# Opcodes that build or store data: a real pickle has them between its imports; a label file
+# shaped like a run of imports ("class_0\nclass_1\n...") has nothing but GLOBALs.
+_BUILDS = frozenset({
+    "MARK", "PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE", "LIST", "DICT", "TUPLE", "APPEND", "APPENDS",
+    "SETITEM", "SETITEMS", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_TUPLE", "EMPTY_SET", "ADDITEMS", "BUILD",
+})
 
 
 @dataclass(frozen=True)
@@ -30,32 +36,38 @@ class TextSniff:
     consistent: bool  # every opcode found the stack items it needs, up to a STOP or the head's end
     stopped: bool  # a STOP was reached within the head
     calls: bool  # an opcode that calls something (REDUCE, INST, OBJ, NEWOBJ...) was seen
+    builds: bool = False  # an opcode that builds or stores data (MARK, PUT, LIST, APPEND...) was seen
 
 
 def sniff_text(head: bytes, complete: bool) -> TextSniff:
     """Replay the stack effect of the opcodes in ``head`` (the whole head, not a few ops).
 
     ``complete`` says ``head`` is the whole file: a parse error then is a break. In a head
-    the sniff window cut, an error in the last opcode's argument is the cut, so only an
-    unknown opcode counts there.
+    the sniff window cut, a parse error is the cut only in the last line (a text argument
+    without its newline); an error with a newline after it (``p`` PUT of a non-number) or an
+    unknown opcode is a break.
     """
     stack: list[str] = []
-    calls = False
+    names: set[str] = set()
+    stream = io.BytesIO(head)
+    end = 0  # where the op being parsed starts
     try:
-        for op, _arg, _pos in _ops(head):
+        for op, _arg, _pos in pickletools.genops(stream):
             _apply(op, stack)
-            calls = calls or op.name in _CALLS
+            names.add(op.name)
+            end = stream.tell()
             if op.name == "STOP":
-                return TextSniff(consistent=True, stopped=True, calls=calls)
+                return _sniffed(True, True, names)
     except _Underflow:
-        return TextSniff(consistent=False, stopped=False, calls=calls)
+        return _sniffed(False, False, names)
     except ValueError as exc:  # pickletools' parse error; an unknown opcode says so
-        return TextSniff(consistent=not complete and "unknown" not in str(exc), stopped=False, calls=calls)
-    return TextSniff(consistent=True, stopped=False, calls=calls)
+        cut = not complete and "unknown" not in str(exc) and b"\n" not in head[end:]
+        return _sniffed(cut, False, names)
+    return _sniffed(True, False, names)
 
 
-def _ops(head: bytes) -> Iterator[tuple[pickletools.OpcodeInfo, object, int | None]]:
-    yield from pickletools.genops(head)
+def _sniffed(consistent: bool, stopped: bool, names: set[str]) -> TextSniff:
+    return TextSniff(consistent, stopped, calls=bool(names & _CALLS), builds=bool(names & _BUILDS))
 
 
 def _apply(op: pickletools.OpcodeInfo, stack: list[str]) -> None:

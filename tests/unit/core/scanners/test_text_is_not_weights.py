@@ -11,6 +11,7 @@ text name at all. Samples are inert strings built here; nothing is ever unpickle
 from __future__ import annotations
 
 import io
+import pickle
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,19 @@ def test_a_run_of_imports_cut_by_the_sniff_window_is_text() -> None:
 def test_a_cut_protocol0_payload_that_calls_is_still_a_pickle() -> None:
     head = (b"cos\nsystem\n(S'" + INERT + b"'\ntR" + b"(S'" + b"B" * 5000)[:4096]
     assert looks_like_pickle(head, complete=False)
+
+
+def test_a_big_protocol0_pickle_that_builds_before_its_call_is_a_pickle() -> None:
+    # __builtin__.set, then a 2000-item list: its REDUCE lies past the 4096-byte sniff window.
+    data = pickle.dumps(set(range(2000)), protocol=0)
+    assert len(data) > 4096 and detect_format(data[:4096], len(data)) == Format.PICKLE
+
+
+def test_a_cut_head_that_breaks_before_its_last_line_is_text() -> None:
+    # GLOBAL ln_0.store_1, BINGET, APPEND, then PUT of "qsmallest_2": not a number, and a
+    # newline follows, so the error is a break, not the window's cut.
+    data = b"cln_0\nstore_1\nheapqsmallest_2\n" + b"word\n" * 2000
+    assert detect_format(data[:4096], len(data)) == Format.TEXT
 
 
 def _lenient(data: bytes) -> list[tuple[str, str]]:
