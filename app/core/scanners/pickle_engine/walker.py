@@ -104,7 +104,7 @@ class ContainerWalker:
     def _entry(self, entry: Entry, depth: int) -> None:
         stream = entry.open_stream()
         head = head_of(stream, HEAD_BYTES)
-        fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
+        fmt = detect_format(head, entry.size if entry.size >= 0 else _streamed_size(head))
         if _PICKLE_NAME.search(entry.name) and fmt != Format.TORCH_LEGACY:
             fmt = Format.PICKLE  # the loader unpickles it whatever it looks like
         if fmt in UNSUPPORTED_COMPRESSION:
@@ -238,6 +238,11 @@ def _stored_window(blob: Blob, member: zip_reader.ZipMember) -> Callable[[], Blo
     if member.method != zip_reader.STORED:
         return None
     return lambda: zip_reader.raw_blob(blob, member)
+
+
+def _streamed_size(head: bytes) -> int:
+    """A lower bound on a stream's size: a full head means more may follow (the sniff is cut)."""
+    return len(head) + 1 if len(head) >= HEAD_BYTES else len(head)
 
 
 def _child(member: str | None, name: str) -> str:

@@ -10,6 +10,7 @@ text name at all. Samples are inert strings built here; nothing is ever unpickle
 
 from __future__ import annotations
 
+import gzip
 import io
 import pickle
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import FindingSink, Severity
+from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import Format, detect_format, looks_like_pickle
 from app.core.limits import Limits
 from app.core.pipeline import vet
@@ -24,6 +26,7 @@ from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
+from app.core.scanners.pickle_engine.walker import ContainerWalker
 from app.sources.local import LocalSource
 from tests.samples.text_shapes import SHAPES
 
@@ -137,3 +140,12 @@ def test_classes_of_the_pickling_script_are_unknown_not_gadgets(name: str) -> No
 def test_what_the_loading_script_imported_is_still_judged(name: str) -> None:
     # __main__.<name> is whatever the loading script has under that name.
     assert classify("__main__", name).verdict is Verdict.DANGEROUS
+
+
+def test_a_compressed_protocol0_payload_longer_than_the_sniff_is_walked_strictly() -> None:
+    # gzip of a text-looking pickle: the decompressed head is cut at 4096 bytes, so a parse
+    # error at its end is the cut; the stream is a pickle (strict walk), not lenient text.
+    body = b"c__builtin__\nset\n((lp0\n" + b"".join(b"I%d\na" % i for i in range(2000)) + b"tR."
+    sink = FindingSink("model.pkl.gz", "hfvet-pickle")
+    ContainerWalker(sink, Limits()).scan(BytesBlob(gzip.compress(body[:-1] + b"\nZ")), Format.GZIP)
+    assert ("pickle-broken-stream", Severity.HIGH) in {(f.rule, f.severity) for f in sink.findings}
