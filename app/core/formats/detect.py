@@ -7,6 +7,7 @@ import re
 import struct
 from enum import StrEnum
 
+from app.core.formats.pickle_sniff import sniff_text
 from app.core.formats.text_encoding import is_utf8_text, text_encoding
 
 HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
@@ -106,7 +107,7 @@ def detect_format(head: bytes, size: int) -> Format:
         return Format.TAR
     if _is_safetensors(head, size):
         return Format.SAFETENSORS
-    if looks_like_pickle(head):
+    if looks_like_pickle(head, complete=size <= len(head)):
         return Format.PICKLE
     if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
         return Format.ZLIB
@@ -137,23 +138,31 @@ def _is_text(head: bytes) -> bool:
     return is_utf8_text(head)  # the pickle sniff's notion of text: wide text has NULs, like pickles
 
 
-def looks_like_pickle(head: bytes, max_ops: int = 64) -> bool:
+def looks_like_pickle(head: bytes, max_ops: int = 64, complete: bool = False) -> bool:
     """True when the head parses as a pickle stream (any protocol, PROTO optional).
 
     Text that happens to parse as a few opcodes ("torch==2.7" is DUP, STOP) is only a
-    pickle if it imports something (GLOBAL/INST), which a protocol-0 payload needs, or if
-    its STOP is the last byte we were given, as in a whole protocol-0 pickle file.
+    pickle if its opcodes find the stack items they need (``cat\ndog\nbird`` imports
+    ``at.dog``, then breaks at BUILD: a label file; see pickle_sniff) and, besides, it
+    either reaches a STOP having imported something (GLOBAL/INST, as a protocol-0 payload
+    must) or ending the data given, or imports and calls without a STOP (a truncated payload
+    still runs), or, in a head the sniff window cut (``complete`` false), imports and builds
+    data (a protocol-0 set of 2000 ints reaches its REDUCE past 4 KiB). A run of imports alone
+    (``class_0\nclass_1\n...``) is text.
+    Text that is not called a pickle is still walked leniently by the pickle scanner.
     """
     if not head or head[0] not in _OPCODE_BYTES:
         return False
     if head[0] == 0x80:
         return len(head) > 1 and head[1] <= 5
     ops, imports, stop_at = _sniff_ops(head, max_ops)
-    if imports:
-        return True
     if not _is_text(head):
-        return stop_at is not None or (len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops))
-    return stop_at == len(head) - 1 and len(ops) >= 3
+        return bool(imports) or stop_at is not None or (len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops))
+    if not (imports or (stop_at == len(head) - 1 and len(ops) >= 3)):
+        return False
+    text = sniff_text(head, complete)
+    acts = text.calls or (text.builds and not complete)
+    return text.consistent and (text.stopped or (bool(imports) and acts))
 
 
 def could_start_pickle(head: bytes) -> bool:

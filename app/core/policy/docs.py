@@ -27,6 +27,10 @@ verdict records the policy's name and sha256.
 
 - `default.yaml`: approve clean vendor-official uploads; third parties go to a human; reject
   lookalike orgs, critical findings, malformed weights and third-party dangerous capabilities.
+  A load that calls what no allowlist knows (`pickle-dynamic-call`, `pickle-suspicious-call`),
+  or a file that loads through pickle or runs code and was not fully vetted (a limit, an
+  unreadable container, unscanned), is never approved for any tier: review for vendor-official
+  and trusted orgs (accounts get compromised, names get reused), reject for third parties.
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.

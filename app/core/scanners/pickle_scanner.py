@@ -49,6 +49,8 @@ class PickleScanner:
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
         RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,
                  "pickle imports a global that is not on the allowlist of ordinary checkpoint globals"),
+        RuleInfo(ops.RULE_TEXT, Severity.LOW,
+                 "text that starts like pickle opcodes breaks before any call (text, not broken weights)"),
         RuleInfo(ops.RULE_TRAILING, Severity.LOW, "non-pickle data follows the pickle stream (never unpickled)"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
     )
@@ -60,7 +62,7 @@ class PickleScanner:
         sink = FindingSink(ctx.file.path, self.name)
         blob = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
         try:
-            ContainerWalker(sink, ctx.limits).scan(blob, ctx.file.format)
+            ContainerWalker(sink, ctx.limits).scan(blob, ctx.file.format, ctx.file.path)
         except ReadBudgetExceeded as exc:
             sink.add(ops.RULE_LIMIT, Severity.HIGH, f"scan limit reached: {exc}; the rest was not vetted",
                      evidence=str(exc))

@@ -31,6 +31,7 @@ RULE_UNSAFE_ARGUMENT = calls.RULE_UNSAFE_ARGUMENT
 RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
+RULE_TEXT = "pickle-text-lookalike"
 
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
@@ -52,6 +53,7 @@ def analyze_pickles(
     member: str | None = None,
     max_pickles: int | None = None,
     lenient: bool = False,
+    loader_named: bool = False,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -61,14 +63,20 @@ def analyze_pickles(
     resolve, a computed import, or a limit that stopped the walk before it could tell.
     Without an import a pickle can build data but cannot call anything, so text that merely
     starts with opcode bytes stays quiet.
+
+    A lenient stream that breaks before it called anything or imported a dangerous name is
+    text, not broken weights: one low note replaces its findings (``cat\ndog\nbird`` imports
+    ``at.dog``, then fails at BUILD). ``loader_named`` is for text a loader would still
+    unpickle by its name (``model.pkl``): there an import counts as acting, and even a break
+    before any import is noted.
     """
-    analyzer = _Analyzer(sink, limits, member)
+    analyzer = _Analyzer(sink, limits, member, loader_named)
     analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
     return analyzer.result
 
 
 class _Analyzer:
-    def __init__(self, sink: FindingSink, limits: Limits, member: str | None) -> None:
+    def __init__(self, sink: FindingSink, limits: Limits, member: str | None, loader_named: bool = False) -> None:
         self.sink = sink
         self.limits = limits
         self.member = member
@@ -78,6 +86,8 @@ class _Analyzer:
         self._depth = 0
         self._trial: FindingSink | None = None  # lenient findings, held back until settled
         self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
+        self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
+        self._loader_named = loader_named
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
@@ -86,6 +96,8 @@ class _Analyzer:
             self._walk(reader, max_pickles)
         except (BrokenStream, CorruptStream) as exc:
             self.result.broken = True
+            if self._text_lookalike(exc):
+                return
             self._add(RULE_BROKEN, Severity.HIGH,
                       f"broken pickle stream ({exc}): a loader fails here, after running everything "
                       "before it; scanners that stop at the error miss that part", str(exc))
@@ -98,9 +110,22 @@ class _Analyzer:
         finally:
             self._settle_trial()
 
+    def _text_lookalike(self, exc: Exception) -> bool:
+        """A lenient stream broke before it could act: drop its findings, note it at most low."""
+        if self._trial is None or self._trial_acted or (self._loader_named and self._trial_counts):
+            return False
+        noted = self._trial_counts or self._loader_named
+        self._trial = None  # what it imported were its own words, never called
+        if noted:
+            self._add(RULE_TEXT, Severity.LOW,
+                      f"text that starts like pickle opcodes breaks ({exc}) before any call: a loader "
+                      "fails there having run nothing", str(exc))
+        return True
+
     def _begin_trial(self) -> None:
         if self._trial is None:
             self._trial = FindingSink(self.sink.path, self.sink.scanner)
+            self._trial_counts = self._trial_acted = False  # judged on the lenient part alone
 
     def _settle_trial(self) -> None:
         if self._trial is not None and self._trial_counts:
@@ -169,6 +194,7 @@ class _Analyzer:
             self.result.imports.append(dotted)
         verdict = classify(ref.module, ref.name)
         if verdict.verdict is Verdict.DANGEROUS:
+            self._trial_acted = True
             self._add(RULE_DANGEROUS, Severity.CRITICAL,
                       f"pickle imports {dotted}: {verdict.reason}", dotted)
         elif verdict.verdict is Verdict.UNKNOWN:
@@ -177,11 +203,13 @@ class _Analyzer:
 
     def on_unresolved(self, detail: str, op: Op) -> None:
         if self._trial is not None:
-            self._trial_counts = True
+            self._trial_counts = self._trial_acted = True
         self._add(RULE_UNRESOLVED, Severity.CRITICAL,
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
     def on_call(self, func: Value, args: Value, op: Op) -> None:
+        if not (isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE):
+            self._trial_acted = True  # a lenient walk that reaches a real call is kept even if it breaks
         self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
 
     def on_build(self, target: Value, state: Value, op: Op) -> None:

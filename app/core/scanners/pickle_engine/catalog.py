@@ -188,6 +188,12 @@ DANGEROUS_NAMES: frozenset[str] = frozenset(
 )
 
 
+# A class defined in the script that pickled it (sklearn pipelines from a notebook) is saved
+# under this module name: an unknown import, not an introspection gadget. Its attribute names
+# are judged as usual (``__main__.system`` is whatever the loading script imported).
+SCRIPT_MODULE = "__main__"
+
+
 @functools.lru_cache(maxsize=4096)
 def classify(module: str, name: str) -> Classification:
     """Worst verdict over the name as written and as Python 3 remaps old (py2) names."""
@@ -218,6 +224,8 @@ def _spellings(module: str, name: str) -> list[tuple[str, str]]:
 def _classify_one(module: str, name: str) -> Classification:
     full = f"{module}.{name}"
     parts = module.split(".") + name.split(".")
+    if parts[0] == SCRIPT_MODULE:
+        parts = parts[1:]  # the loading script's own classes; what follows is still judged
     if any(_is_dunder(p) for p in parts):
         return Classification(Verdict.DANGEROUS, "dunder attribute access (introspection gadget)")
     if full in SAFE_GLOBALS or any(p.fullmatch(full) for p in _SAFE_PATTERNS):
@@ -228,6 +236,8 @@ def _classify_one(module: str, name: str) -> Classification:
     if denied:
         return Classification(Verdict.DANGEROUS, f"module {denied!r} can run code or touch the system")
     reason = _dangerous_attribute_path(module, name)
+    if module == SCRIPT_MODULE and _denied_module(name):
+        reason = f"{name!r} in the loading script reaches module {_denied_module(name)!r}"
     if reason:
         return Classification(Verdict.DANGEROUS, reason)
     last = name.rsplit(".", 1)[-1]

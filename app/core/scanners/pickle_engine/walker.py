@@ -42,6 +42,9 @@ LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
 _BLOB_FORMATS = ZIP_KINDS | {Format.SEVEN_Z}
 _STREAM_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.TAR}) | INFLATABLE | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
+# Names a loader unpickles whatever they hold: pickle/joblib.load, torch.load's legacy
+# fallback, numpy.load's allow_pickle fallback for content that is neither zip nor .npy.
+_LOADER_NAME = re.compile(r"\.(pkl|pickle|joblib|bin|pt|pth|ckpt|npy|npz)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
 
 
@@ -62,9 +65,16 @@ class ContainerWalker:
         self.limits = limits
         self.memory = memory or process_budget(limits)  # held while a member is materialized
 
-    def scan(self, blob: Blob, fmt: str) -> None:
-        """Walk a top-level file of the sniffed format ``fmt``."""
+    def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
+        """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
+        if fmt in LENIENT and _LOADER_NAME.search(name):
+            # Text by content, but a loader unpickles it by name: its imports would run.
+            self._guarded(None, lambda: self._loader_named_text(open_blob(blob)))
+            return
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
+
+    def _loader_named_text(self, stream: BinaryIO) -> None:
+        analyze_pickles(stream, self.sink, self.limits, lenient=True, loader_named=True)
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
@@ -94,7 +104,7 @@ class ContainerWalker:
     def _entry(self, entry: Entry, depth: int) -> None:
         stream = entry.open_stream()
         head = head_of(stream, HEAD_BYTES)
-        fmt = detect_format(head, entry.size if entry.size >= 0 else len(head))
+        fmt = detect_format(head, entry.size if entry.size >= 0 else _streamed_size(head))
         if _PICKLE_NAME.search(entry.name) and fmt != Format.TORCH_LEGACY:
             fmt = Format.PICKLE  # the loader unpickles it whatever it looks like
         if fmt in UNSUPPORTED_COMPRESSION:
@@ -228,6 +238,11 @@ def _stored_window(blob: Blob, member: zip_reader.ZipMember) -> Callable[[], Blo
     if member.method != zip_reader.STORED:
         return None
     return lambda: zip_reader.raw_blob(blob, member)
+
+
+def _streamed_size(head: bytes) -> int:
+    """A lower bound on a stream's size: a full head means more may follow (the sniff is cut)."""
+    return len(head) + 1 if len(head) >= HEAD_BYTES else len(head)
 
 
 def _child(member: str | None, name: str) -> str:
