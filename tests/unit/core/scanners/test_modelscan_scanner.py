@@ -151,4 +151,7 @@ def test_saved_model_is_skipped_and_left_for_review(tmp_path: Path) -> None:
     (tmp_path / "tf" / "saved_model.pb").write_bytes(b"\x08\x01\x12\x04\x0a\x02\x08\x01")
     report = _vet(tmp_path)
     assert not report.files[0].scanned  # matched by name, whatever its bytes sniff as
-    assert report.findings == () and report.verdict is Verdict.REVIEW
+    [note] = report.findings  # the skip is a finding, so no severity threshold reads it as clean
+    assert (note.rule, note.severity, note.scanner) == ("unscanned", Severity.MEDIUM, "pipeline")
+    assert note.message.startswith("modelscan skipped the file: TF SavedModel not inspected")
+    assert report.verdict is Verdict.REVIEW
