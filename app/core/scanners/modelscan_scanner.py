@@ -35,8 +35,9 @@ from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
 
 NAME = "modelscan"
 logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead
-# TF loads these by name; the sniffer sees only protobuf bytes ("unknown").
-SAVED_MODEL_NAMES = frozenset({"saved_model.pb", "keras_metadata.pb"})
+# TF loads these by name; the sniffer sees only protobuf bytes ("unknown"). saved_model.pb
+# is hfvet's own savedmodel scanner's, so modelscan's skip no longer leaves it unscanned.
+SAVED_MODEL_NAMES = frozenset({"keras_metadata.pb"})
 HANDLED_FORMATS = frozenset(
     {Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.KERAS, Format.HDF5, *PEER_ZIP_KINDS}
 )
