@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
 MAX_VARINT_BYTES = 10  # 64 bits in 7-bit groups
@@ -25,8 +26,7 @@ class WireError(Exception):
     """The bytes are not a well-formed protobuf message (or use a feature we refuse)."""
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):  # a tuple: cheap to make, there is one per field of a big graph
     number: int
     wire_type: int
     value: int | memoryview  # the integer for VARINT/I64/I32, the payload bytes for LEN
@@ -99,6 +99,8 @@ class Message:
         raise WireError(f"reserved wire type {wire_type} at byte {at}")
 
     def _varint(self, position: int, what: str) -> tuple[int, int]:
+        if position < len(self.data) and self.data[position] < 0x80:
+            return self.data[position], position + 1  # the common one-byte case, fast
         result, shift = 0, 0
         for index in range(MAX_VARINT_BYTES):
             if position + index >= len(self.data):

@@ -101,13 +101,18 @@ def _signature_name(op_def: Message) -> str:
 
 
 def _node(node: Message, where: str, found: GraphOps) -> None:
-    names = [item.text() for item in node.fields() if item.number == NODE_NAME]
+    names, ops, attrs = [], [], []
+    for item in node.fields():  # one pass: a graph can have hundreds of thousands of nodes
+        if item.number == NODE_NAME:
+            names.append(item.text())
+        elif item.number == NODE_OP:
+            ops.append(item.text())
+        elif item.number == NODE_ATTR:
+            attrs.append(item)
     label = f"{where} {names[-1]!r}" if names else where
-    ops = [item.text() for item in node.fields() if item.number == NODE_OP]
     found.ops.extend(OpUse(op, label) for op in ops or [""])  # no op field: the empty op
-    for item in node.fields():
-        if item.number == NODE_ATTR:
-            _attr_entry(node.nested(item), label, found)
+    for item in attrs:
+        _attr_entry(node.nested(item), label, found)
 
 
 def _attr_entry(entry: Message, where: str, found: GraphOps) -> None:
