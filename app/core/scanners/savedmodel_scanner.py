@@ -5,7 +5,8 @@ runs the graph's ops: ``PyFunc`` calls back into Python, ``WriteFile`` and the c
 ops take path tensors, debug ops send tensors to URLs. The file is parsed with hfvet's
 bounded wire reader (``app.core.formats.protobuf_wire``); a file that does not parse, or
 has no meta graph, is a high finding, never clean. Ops outside the known inference set are
-reported for review. ``saved_model.pbtxt`` (text format) is not read here.
+reported for review. ``saved_model.pbtxt`` (text format, which TF loads when there is no
+``saved_model.pb``) is matched by op name only (``savedmodel_text``) and always left for review.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.savedmodel_graph import GraphOps, OpUse, walk_saved_model
 from app.core.scanners.savedmodel_ops import IO_OPS, KNOWN_OPS, PYTHON_OPS
+from app.core.scanners.savedmodel_text import string_values
 
 NAME = "savedmodel"
 SAVED_MODEL_NAME = "saved_model.pb"
+TEXT_NAME = "saved_model.pbtxt"
 PYTHON_OP = "savedmodel-python-op"
 IO_OP = "savedmodel-io-op"
 UNKNOWN_OP = "savedmodel-unknown-op"
 MALFORMED = "malformed-savedmodel"
+TEXT_FORMAT = "savedmodel-text-format"
 
 
 class SavedModelScanner:
@@ -43,12 +47,14 @@ class SavedModelScanner:
                  "inference ops (a custom op needs its own kernel library)"),
         RuleInfo(MALFORMED, Severity.HIGH, "saved_model.pb is not a protobuf SavedModel hfvet can walk "
                  "(truncated, garbage, nested too deep, no meta graph)"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "saved_model.pb is larger than the per-file read budget"),
-        RuleInfo("scan-error", Severity.HIGH, "saved_model.pb could not be read"),
+        RuleInfo(TEXT_FORMAT, Severity.MEDIUM, "a text-format saved_model.pbtxt: hfvet matches op names "
+                 "in its strings but does not walk the graph, so it is left for review"),
+        RuleInfo("limit-exceeded", Severity.HIGH, "the SavedModel file is larger than the per-file read budget"),
+        RuleInfo("scan-error", Severity.HIGH, "the SavedModel file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return posixpath.basename(file.path) == SAVED_MODEL_NAME  # TF loads it by name
+        return posixpath.basename(file.path) in (SAVED_MODEL_NAME, TEXT_NAME)  # TF loads them by name
 
     def version(self) -> str:
         return "1.0 (wire-format walk, no tensorflow)"
@@ -57,6 +63,8 @@ class SavedModelScanner:
         sink = FindingSink(ctx.file.path, self.name)
         graph = GraphOps()
         try:
+            if posixpath.basename(ctx.file.path) == TEXT_NAME:
+                return _scan_text(_read_whole(ctx, ctx.limits.max_text_bytes), sink)
             walk_saved_model(Message.top(_read_whole(ctx)), graph)
             if graph.meta_graphs == 0:
                 raise WireError("no meta graph: no TensorFlow loader would accept it")
@@ -70,10 +78,21 @@ class SavedModelScanner:
         return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
 
 
-def _read_whole(ctx: ScanContext) -> bytes:
-    size, cap = ctx.file.size, ctx.limits.max_read_bytes_per_file
+def _scan_text(data: bytes, sink: FindingSink) -> ScanOutcome:
+    sink.add(TEXT_FORMAT, Severity.MEDIUM, "text-format SavedModel: op names matched in its strings, "
+             "the graph is not walked")
+    graph = GraphOps(ops=[OpUse(value, "a string literal") for value in
+                          set(string_values(data.decode("utf-8", "replace")))
+                          if value in PYTHON_OPS or value in IO_OPS])
+    report_ops(graph, sink)
+    return ScanOutcome.scanned(NAME, sink.path, sink.findings)
+
+
+def _read_whole(ctx: ScanContext, cap: int | None = None) -> bytes:
+    # Text is capped at the text limit: matching strings costs ~1 s per MB in the worst case.
+    size, cap = ctx.file.size, cap or ctx.limits.max_read_bytes_per_file
     if size > cap:
-        raise LimitExceeded(f"saved_model.pb is {size} bytes, over the {cap}-byte read budget")
+        raise LimitExceeded(f"{posixpath.basename(ctx.file.path)} is {size} bytes, over the {cap}-byte limit")
     with ctx.budget().reserve(size):
         return BudgetBlob(ctx.blob, cap).read(0, size)
 

@@ -33,7 +33,8 @@ def _rules(report: Report) -> list[tuple[str, Severity, str | None]]:
 
 
 @pytest.mark.parametrize(("path", "handled"), [
-    ("saved_model.pb", True), ("a/b/saved_model.pb", True), ("model.pb", False), ("saved_model.pbtxt", False),
+    ("saved_model.pb", True), ("a/b/saved_model.pb", True), ("model.pb", False), ("saved_model.pbtxt", True),
+    ("model.pbtxt", False),
 ])
 def test_handles_by_name_whatever_the_bytes_sniff_as(path: str, handled: bool) -> None:
     assert SavedModelScanner().handles(ManifestFile(path, 10, format="unknown")) is handled
@@ -156,4 +157,39 @@ def test_over_deep_function_attrs_are_malformed_not_a_crash(tmp_path: Path) -> N
 
 def test_over_the_read_budget_is_limit_exceeded(tmp_path: Path) -> None:
     report = _vet_bytes(tmp_path, sm.saved_model(sm.benign_graph()), Limits(max_read_bytes_per_file=16))
+    assert _rules(report) == [("limit-exceeded", Severity.HIGH, None)]
+
+
+def _vet_text(tmp_path: Path, text: str) -> Report:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "m" / "saved_model.pbtxt").write_text(text)
+    return peer_samples.vet_with(SavedModelScanner(), tmp_path)
+
+
+PBTXT = """saved_model_schema_version: 1
+meta_graphs {
+  graph_def {
+    node { name: "x" op: "Placeholder" }
+    node { name: "cb" op: %s }
+  }
+}
+"""
+
+
+def test_a_text_format_saved_model_is_never_clean(tmp_path: Path) -> None:
+    report = _vet_text(tmp_path, PBTXT % '"Relu"')
+    assert _rules(report) == [("savedmodel-text-format", Severity.MEDIUM, None)]
+    assert report.verdict is Verdict.REVIEW
+
+
+@pytest.mark.parametrize("literal", ['"PyFunc"', "'PyFunc'", '"Py" "Func"', '"Py" # split\n  \'Func\'',
+                                     r'"\120yFunc"', r'"Py\x46unc"'])
+def test_python_ops_in_a_text_format_saved_model_however_spelled(tmp_path: Path, literal: str) -> None:
+    report = _vet_text(tmp_path, PBTXT % literal)
+    assert ("savedmodel-python-op", Severity.CRITICAL, "PyFunc") in _rules(report)
+
+
+def test_a_text_format_saved_model_over_the_text_limit_is_limit_exceeded(tmp_path: Path) -> None:
+    (tmp_path / "saved_model.pbtxt").write_text(PBTXT % '"Relu"')
+    report = peer_samples.vet_with(SavedModelScanner(), tmp_path, Limits(max_text_bytes=64))
     assert _rules(report) == [("limit-exceeded", Severity.HIGH, None)]
