@@ -21,17 +21,19 @@ occurs twice keeps the last value; every value is reported, so none hides behind
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.core.formats.protobuf_wire import Message
+from app.core.scanners.savedmodel_ops import CHECKPOINT_OPS, FED_BY_LOADER
 
 SAVED_MODEL_META_GRAPHS = 2
 META_GRAPH_GRAPH_DEF = 2
 GRAPH_NODE, GRAPH_LIBRARY = 1, 2
 LIBRARY_FUNCTION = 1
 FUNCTION_SIGNATURE, FUNCTION_NODE_DEF = 1, 3
-OP_DEF_NAME = 1
-NODE_NAME, NODE_OP, NODE_ATTR = 1, 2, 5
+OP_DEF_NAME, OP_DEF_INPUT_ARG = 1, 2  # op_def.proto; ArgDef.name = 1
+ARG_DEF_NAME = 1
+NODE_NAME, NODE_OP, NODE_INPUT, NODE_ATTR = 1, 2, 3, 5
 MAP_KEY, MAP_VALUE = 1, 2
 ATTR_LIST, ATTR_FUNC = 1, 10
 LIST_FUNC = 9
@@ -44,6 +46,7 @@ class OpUse:
 
     name: str
     where: str
+    fed: bool = False  # a checkpoint op whose path input comes from a placeholder or argument
 
 
 @dataclass
@@ -51,6 +54,16 @@ class GraphOps:
     ops: list[OpUse] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)  # names defined in a function library
     meta_graphs: int = 0
+
+
+@dataclass
+class Scope:
+    """The nodes of one graph or function, for tracing a checkpoint op's path input."""
+
+    inputs: dict[str, list[str]] = field(default_factory=dict)  # node name -> data inputs
+    ops: dict[str, str] = field(default_factory=dict)  # node name -> op
+    arguments: set[str] = field(default_factory=set)  # a function's input args
+    checkpoint: list[tuple[int, str]] = field(default_factory=list)  # (index in GraphOps.ops, node)
 
 
 def walk_saved_model(top: Message, found: GraphOps) -> None:
@@ -62,16 +75,18 @@ def walk_saved_model(top: Message, found: GraphOps) -> None:
         meta_message = top.nested(meta)
         where = f"meta_graphs[{found.meta_graphs}]"
         found.meta_graphs += 1
+        scope = Scope()  # graph_def occurrences of one meta graph are merged into one graph
         for graph in meta_message.fields():
             if graph.number == META_GRAPH_GRAPH_DEF:
-                _graph_def(meta_message.nested(graph), where, found)
+                _graph_def(meta_message.nested(graph), where, found, scope)
+        _trace_checkpoint_paths(scope, found)
 
 
-def _graph_def(graph: Message, where: str, found: GraphOps) -> None:
+def _graph_def(graph: Message, where: str, found: GraphOps, scope: Scope) -> None:
     nodes = 0
     for item in graph.fields():
         if item.number == GRAPH_NODE:
-            _node(graph.nested(item), f"{where}.graph_def.node[{nodes}]", found)
+            _node(graph.nested(item), f"{where}.graph_def.node[{nodes}]", found, scope)
             nodes += 1
         elif item.number == GRAPH_LIBRARY:
             _library(graph.nested(item), where, found)
@@ -84,35 +99,83 @@ def _library(library: Message, where: str, found: GraphOps) -> None:
 
 
 def _function(function: Message, where: str, found: GraphOps) -> None:
-    names = [_signature_name(function.nested(item)) for item in function.fields()
+    scope = Scope()
+    names = [_signature(function.nested(item), scope) for item in function.fields()
              if item.number == FUNCTION_SIGNATURE]
     label = names[-1] if names else "?"
     found.functions.update(name for name in names if name)
     nodes = 0
     for item in function.fields():
         if item.number == FUNCTION_NODE_DEF:
-            _node(function.nested(item), f"{where} function {label!r} node_def[{nodes}]", found)
+            _node(function.nested(item), f"{where} function {label!r} node_def[{nodes}]", found, scope)
             nodes += 1
+    _trace_checkpoint_paths(scope, found)
 
 
-def _signature_name(op_def: Message) -> str:
-    names = [item.text() for item in op_def.fields() if item.number == OP_DEF_NAME]
+def _signature(op_def: Message, scope: Scope) -> str:
+    """The function's name; its input arg names go into ``scope``."""
+    names = []
+    for item in op_def.fields():
+        if item.number == OP_DEF_NAME:
+            names.append(item.text())
+        elif item.number == OP_DEF_INPUT_ARG:
+            arg = op_def.nested(item)
+            scope.arguments.update(f.text() for f in arg.fields() if f.number == ARG_DEF_NAME)
     return names[-1] if names else ""
 
 
-def _node(node: Message, where: str, found: GraphOps) -> None:
-    names, ops, attrs = [], [], []
+def _node(node: Message, where: str, found: GraphOps, scope: Scope) -> None:
+    names, ops, attrs, inputs = [], [], [], []
     for item in node.fields():  # one pass: a graph can have hundreds of thousands of nodes
         if item.number == NODE_NAME:
             names.append(item.text())
         elif item.number == NODE_OP:
             ops.append(item.text())
+        elif item.number == NODE_INPUT:
+            inputs.append(item.text())
         elif item.number == NODE_ATTR:
             attrs.append(item)
-    label = f"{where} {names[-1]!r}" if names else where
-    found.ops.extend(OpUse(op, label) for op in ops or [""])  # no op field: the empty op
+    name = names[-1] if names else ""
+    label = f"{where} {name!r}" if names else where
+    scope.inputs[name] = [_source(i) for i in inputs if not i.startswith("^")]  # ^: control edge
+    scope.ops[name] = ops[-1] if ops else ""  # protobuf keeps the last value
+    for op in ops or [""]:  # no op field: the empty op
+        if op in CHECKPOINT_OPS:
+            scope.checkpoint.append((len(found.ops), name))
+        found.ops.append(OpUse(op, label))
     for item in attrs:
         _attr_entry(node.nested(item), label, found)
+
+
+def _source(node_input: str) -> str:
+    """The node (or function argument) an input names: "n", "n:1" and "n:out:0" are node n."""
+    return node_input.split(":", 1)[0]
+
+
+def _trace_checkpoint_paths(scope: Scope, found: GraphOps) -> None:
+    for index, name in scope.checkpoint:
+        paths = CHECKPOINT_OPS[scope.ops[name]]
+        if _fed_by_loader(scope, scope.inputs.get(name, [])[:paths]):
+            found.ops[index] = replace(found.ops[index], fed=True)
+
+
+def _fed_by_loader(scope: Scope, path_inputs: list[str]) -> bool:
+    """Every path input (prefix, filename; MergeV2Checkpoints' two) reaches a placeholder or
+    a function argument: the file the loader names, not one the graph hardcodes."""
+    return bool(path_inputs) and all(_reaches_loader(scope, start) for start in path_inputs)
+
+
+def _reaches_loader(scope: Scope, start: str) -> bool:
+    seen, stack = set(), [start]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if scope.ops.get(name) in FED_BY_LOADER or (name in scope.arguments and name not in scope.ops):
+            return True
+        stack.extend(scope.inputs.get(name, []))
+    return False
 
 
 def _attr_entry(entry: Message, where: str, found: GraphOps) -> None:

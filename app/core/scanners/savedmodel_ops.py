@@ -5,11 +5,19 @@ from __future__ import annotations
 # Call back into Python: a py_function's code runs in the loading process.
 PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 
+# Checkpoint ops -> how many of their first inputs are paths. Every SavedModel's saver has
+# them, with the path fed by the loader (a placeholder or a function argument upstream).
+CHECKPOINT_OPS: dict[str, int] = {
+    "Save": 1, "SaveV2": 1, "SaveSlices": 1, "Restore": 1, "RestoreV2": 1, "RestoreSlice": 1,
+    "MergeV2Checkpoints": 2,
+}
+FED_BY_LOADER = frozenset({"Placeholder", "PlaceholderWithDefault"})
+
 # Read, write or list files, or talk to another host. Checkpoint ops take a path tensor,
 # so a graph can hardcode one; debug ops send tensors to their debug_urls (file://, grpc://).
 _FILE_OPS = {
     "ReadFile", "WriteFile", "MatchingFiles", "FileSystemSetConfiguration",
-    "Save", "SaveV2", "SaveSlices", "Restore", "RestoreV2", "RestoreSlice", "MergeV2Checkpoints",
+    *CHECKPOINT_OPS,
     "ImmutableConst", "LoadAndRemapMatrix", "InitializeTableFromTextFile",
     "InitializeTableFromTextFileV2", "WholeFileReader", "WholeFileReaderV2", "TextLineReader",
     "TextLineReaderV2", "FixedLengthRecordReader", "FixedLengthRecordReaderV2", "TFRecordReader",

@@ -5,8 +5,11 @@ runs the graph's ops: ``PyFunc`` calls back into Python, ``WriteFile`` and the c
 ops take path tensors, debug ops send tensors to URLs. The file is parsed with hfvet's
 bounded wire reader (``app.core.formats.protobuf_wire``); a file that does not parse, or
 has no meta graph, is a high finding, never clean. Ops outside the known inference set are
-reported for review. ``saved_model.pbtxt`` (text format, which TF loads when there is no
-``saved_model.pb``) is matched by op name only (``savedmodel_text``) and always left for review.
+reported for review. Every SavedModel's saver has SaveV2/RestoreV2/MergeV2Checkpoints; those
+whose path input traces back to a placeholder or function argument (the file the loader
+names) are medium, those with a path the graph builds from constants stay high.
+``saved_model.pbtxt`` (text format, which TF loads when there is no ``saved_model.pb``) is
+matched by op name only (``savedmodel_text``) and always left for review.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ IO_OP = "savedmodel-io-op"
 UNKNOWN_OP = "savedmodel-unknown-op"
 MALFORMED = "malformed-savedmodel"
 TEXT_FORMAT = "savedmodel-text-format"
+CHECKPOINT = "savedmodel-checkpoint-op"
 
 
 class SavedModelScanner:
@@ -43,6 +47,9 @@ class SavedModelScanner:
                  "(PyFunc, EagerPyFunc...)"),
         RuleInfo(IO_OP, Severity.HIGH, "a TF SavedModel graph has an op that reads, writes or lists files "
                  "or talks to another host (WriteFile, SaveV2, RestoreV2, DebugIdentity...)"),
+        RuleInfo(CHECKPOINT, Severity.MEDIUM, "a TF SavedModel checkpoint op (SaveV2, RestoreV2...) whose "
+                 "path comes from a placeholder or function argument, as the saver's does; one with a "
+                 "hardcoded path is savedmodel-io-op"),
         RuleInfo(UNKNOWN_OP, Severity.MEDIUM, "a TF SavedModel graph uses an op outside hfvet's known "
                  "inference ops (a custom op needs its own kernel library)"),
         RuleInfo(MALFORMED, Severity.HIGH, "saved_model.pb is not a protobuf SavedModel hfvet can walk "
@@ -99,24 +106,27 @@ def _read_whole(ctx: ScanContext, cap: int | None = None) -> bytes:
 
 def report_ops(graph: GraphOps, sink: FindingSink) -> None:
     """One finding per distinct op name of concern, with its count and first node."""
-    first: dict[str, OpUse] = {}
-    counts: Counter[str] = Counter()
+    first: dict[tuple[str, str], OpUse] = {}
+    counts: Counter[tuple[str, str]] = Counter()
     for use in graph.ops:
-        first.setdefault(use.name, use)
-        counts[use.name] += 1
-    for name, use in first.items():
-        rule = _classify(name, graph.functions)
-        if rule is None:
-            continue
+        rule = _classify(use, graph.functions)
+        if rule is not None:
+            first.setdefault((rule, use.name), use)
+            counts[rule, use.name] += 1
+    for (rule, name), use in first.items():
         severity = {PYTHON_OP: Severity.CRITICAL, IO_OP: Severity.HIGH}.get(rule, Severity.MEDIUM)
-        sink.add(rule, severity, f"op {name!r} in {counts[name]} node(s), first at {use.where}",
+        how = ", path from a placeholder or argument" if rule == CHECKPOINT else ""
+        sink.add(rule, severity, f"op {name!r} in {counts[rule, name]} node(s){how}, first at {use.where}",
                  evidence=name)
 
 
-def _classify(op: str, functions: set[str]) -> str | None:
+def _classify(use: OpUse, functions: set[str]) -> str | None:
     # Dangerous names first: a library function named PyFunc must not hide the op.
+    op = use.name
     if op in PYTHON_OPS:
         return PYTHON_OP
+    if use.fed:
+        return CHECKPOINT
     if op in IO_OPS:
         return IO_OP
     if op in functions or op in KNOWN_OPS:

@@ -38,9 +38,15 @@ def node(name: str, op: str, *extra: bytes) -> bytes:
     return len_field(1, name) + len_field(2, op) + b"".join(extra)
 
 
-def function(name: str, *nodes: bytes) -> bytes:
-    """A FunctionDef: signature (OpDef.name) and node_def entries."""
-    return len_field(1, len_field(1, name)) + b"".join(len_field(3, n) for n in nodes)
+def inputs(*names: str) -> bytes:
+    """NodeDef.input entries (field 3): "node", "node:1", "node:out:0", "^control"."""
+    return b"".join(len_field(3, name) for name in names)
+
+
+def function(name: str, *nodes: bytes, args: tuple[str, ...] = ()) -> bytes:
+    """A FunctionDef: signature (OpDef.name, OpDef.input_arg[].name) and node_def entries."""
+    signature = len_field(1, name) + b"".join(len_field(2, len_field(1, arg)) for arg in args)
+    return len_field(1, signature) + b"".join(len_field(3, n) for n in nodes)
 
 
 def graph(*nodes: bytes, functions: tuple[bytes, ...] = ()) -> bytes:

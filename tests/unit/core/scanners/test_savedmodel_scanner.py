@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,83 @@ def test_a_text_format_saved_model_over_the_text_limit_is_limit_exceeded(tmp_pat
     (tmp_path / "saved_model.pbtxt").write_text(PBTXT % '"Relu"')
     report = peer_samples.vet_with(SavedModelScanner(), tmp_path, Limits(max_text_bytes=64))
     assert _rules(report) == [("limit-exceeded", Severity.HIGH, None)]
+
+
+def _tf2_saver_graph() -> bytes:
+    """The saver tf.saved_model.save writes: the loader feeds saver_filename, and the traced save
+    and restore functions join it with constant suffixes before SaveV2 / RestoreV2."""
+    save = sm.function(
+        "__inference__traced_save_41",
+        sm.node("StaticRegexFullMatch", "StaticRegexFullMatch", sm.inputs("file_prefix")),
+        sm.node("Const", "Const"), sm.node("Const_1", "Const"),
+        sm.node("Select", "Select", sm.inputs("StaticRegexFullMatch:output:0", "Const:output:0", "Const_1:output:0")),
+        sm.node("StringJoin", "StringJoin", sm.inputs("file_prefix", "Select:output:0")),
+        sm.node("num_shards", "Const"), sm.node("shard", "Const"),
+        sm.node("ShardedFilename", "ShardedFilename", sm.inputs("StringJoin:output:0", "shard:output:0",
+                                                                 "num_shards:output:0")),
+        sm.node("SaveV2/tensor_names", "Const"),
+        sm.node("SaveV2", "SaveV2", sm.inputs("ShardedFilename:filename:0", "SaveV2/tensor_names:output:0")),
+        sm.node("Pack", "Pack", sm.inputs("ShardedFilename:filename:0", "^SaveV2")),
+        sm.node("MergeV2Checkpoints", "MergeV2Checkpoints", sm.inputs("Pack:output:0", "file_prefix")),
+        args=("file_prefix", "savev2_variable"))
+    restore = sm.function(
+        "__inference__traced_restore_60",
+        sm.node("RestoreV2/tensor_names", "Const"),
+        sm.node("RestoreV2", "RestoreV2", sm.inputs("file_prefix", "RestoreV2/tensor_names:output:0")),
+        sm.node("AssignVariableOp", "AssignVariableOp", sm.inputs("variable", "RestoreV2:tensors:0")),
+        args=("file_prefix", "variable"))
+    return sm.graph(
+        sm.node("saver_filename", "Placeholder"), sm.node("v", "VarHandleOp"),
+        sm.node("StatefulPartitionedCall", "StatefulPartitionedCall", sm.inputs("saver_filename", "v"),
+                sm.func_attr("f", "__inference__traced_save_41")),
+        sm.node("StatefulPartitionedCall_1", "StatefulPartitionedCall", sm.inputs("saver_filename", "v"),
+                sm.func_attr("f", "__inference__traced_restore_60")),
+        functions=(save, restore))
+
+
+def _tf1_saver_graph() -> bytes:
+    """tf.compat.v1.train.Saver's nodes: the filename is a PlaceholderWithDefault the loader feeds."""
+    return sm.graph(
+        sm.node("save/filename/input", "Const"),
+        sm.node("save/filename", "PlaceholderWithDefault", sm.inputs("save/filename/input")),
+        sm.node("save/Const", "PlaceholderWithDefault", sm.inputs("save/filename")),
+        sm.node("save/SaveV2/tensor_names", "Const"),
+        sm.node("save/SaveV2", "SaveV2", sm.inputs("save/Const", "save/SaveV2/tensor_names")),
+        sm.node("save/RestoreV2", "RestoreV2", sm.inputs("save/Const", "save/SaveV2/tensor_names")))
+
+
+@pytest.mark.parametrize("graph", [_tf2_saver_graph, _tf1_saver_graph], ids=["tf2", "tf1"])
+def test_the_savers_checkpoint_ops_are_medium_not_high(tmp_path: Path, graph: Callable[[], bytes]) -> None:
+    report = _vet_bytes(tmp_path, sm.saved_model(graph()))
+    assert {f.rule for f in report.findings} == {"savedmodel-checkpoint-op"}
+    assert all(f.severity is Severity.MEDIUM for f in report.findings)
+    assert report.verdict is Verdict.REVIEW
+
+
+@pytest.mark.parametrize("nodes", [
+    (sm.node("p", "Const"), sm.node("SaveV2", "SaveV2", sm.inputs("p"))),  # a hardcoded path
+    (sm.node("a", "Const"), sm.node("j", "StringJoin", sm.inputs("a", "a")),
+     sm.node("r", "RestoreV2", sm.inputs("j:0"))),
+    (sm.node("SaveV2", "SaveV2"),),  # no path input at all
+    (sm.node("f", "Placeholder"), sm.node("c", "Const"),  # MergeV2Checkpoints: both paths must be fed
+     sm.node("m", "MergeV2Checkpoints", sm.inputs("f", "c"))),
+    (sm.node("a", "Identity", sm.inputs("b")), sm.node("b", "Identity", sm.inputs("a")),  # a cycle
+     sm.node("s", "SaveV2", sm.inputs("a"))),
+    (sm.node("f", "Placeholder"), sm.node("s", "SaveV2", sm.inputs("^f"))),  # a control edge feeds nothing
+], ids=["const", "joined-consts", "no-input", "merge-half-fed", "cycle", "control-edge"])
+def test_checkpoint_ops_with_a_hardcoded_path_stay_high(tmp_path: Path, nodes: tuple[bytes, ...]) -> None:
+    report = _vet_bytes(tmp_path, sm.saved_model(sm.graph(*nodes)))
+    assert [(f.rule, f.severity) for f in report.findings] == [("savedmodel-io-op", Severity.HIGH)]
+
+
+def test_a_fed_path_does_not_excuse_other_file_ops(tmp_path: Path) -> None:
+    graph = sm.graph(sm.node("f", "Placeholder"), sm.node("w", "WriteFile", sm.inputs("f")))
+    assert _rules(_vet_bytes(tmp_path, sm.saved_model(graph))) == [("savedmodel-io-op", Severity.HIGH, "WriteFile")]
+
+
+def test_a_graph_argument_name_is_not_a_function_argument(tmp_path: Path) -> None:
+    # Only a function's own input args count; a graph node named like one is traced as a node.
+    body = sm.function("fn", sm.node("file_prefix", "Const"), sm.node("s", "SaveV2", sm.inputs("file_prefix")),
+                       args=("file_prefix",))
+    report = _vet_bytes(tmp_path, sm.saved_model(sm.graph(functions=(body,))))
+    assert [(f.rule, f.severity) for f in report.findings] == [("savedmodel-io-op", Severity.HIGH)]
