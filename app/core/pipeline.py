@@ -27,7 +27,8 @@ RULE_VET_TIMEOUT = "vet-timeout"
 RULE_SYMLINK = "symlink"
 # Emitted by the pipeline itself rather than by a scanner (scan-error is ScanOutcome.failed's).
 PIPELINE_RULES = (
-    RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format: it was not vetted"),
+    RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format, or a scanner skipped it: "
+             "it was not (fully) vetted"),
     RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
     RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
     RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past `--timeout` before the file was scanned"),
@@ -130,9 +131,16 @@ def _scan_file(
     outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
     if not outcomes:
         return _no_scanner(entry)
-    findings = [f for o in outcomes for f in o.findings]
+    findings = [f for o in outcomes for f in o.findings] + _skip_notes(entry, outcomes)
     scanned = all(o.status is Status.SCANNED for o in outcomes)
     return FileResult(_file_report(entry, scanned), findings)
+
+
+def _skip_notes(entry: ManifestFile, outcomes: list[ScanOutcome]) -> list[Finding]:
+    """A skip is a finding too, so that a severity threshold never reads a skipped file as clean."""
+    return [Finding(entry.path, NAME, RULE_UNSCANNED, Severity.MEDIUM,
+                    f"{o.scanner} skipped the file: {o.detail}; it was not fully vetted")
+            for o in outcomes if o.status is Status.SKIPPED]
 
 
 def _no_scanner(entry: ManifestFile) -> FileResult:

@@ -4,7 +4,8 @@ A Keras model config names every object to rebuild by module and class. ``Lambda
 carry marshalled Python bytecode, and references outside the Keras packages make the
 loader import other code (the safe_mode bypasses of CVE-2025-1550, -8747 and -9906). The
 config is read from ``config.json`` in a ``.keras`` zip, from the ``model_config``
-attribute of a Keras HDF5 file, or from a top-level ``config.json`` (keras-hub presets).
+attribute of a Keras HDF5 file, from a top-level ``config.json`` (keras-hub presets), or
+from each object's metadata JSON in a TF-Keras SavedModel's ``keras_metadata.pb``.
 The whole JSON tree is walked, so nested Functional/Sequential models and wrappers count.
 """
 
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.formats.detect import Format
+from app.core.formats.protobuf_wire import Message, WireError
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
@@ -40,6 +42,10 @@ DANGEROUS_MODULES = frozenset({
 })
 # Keras functions a config can call while loading: file download and switching safe_mode off.
 DANGEROUS_FUNCTIONS = frozenset({"get_file", "enable_unsafe_deserialization"})
+SAVED_METADATA = "keras_metadata.pb"  # tf_keras loads it by name, next to saved_model.pb
+# keras/protobuf/saved_metadata.proto: SavedMetadata.nodes = 1, SavedObject.node_path = 3,
+# SavedObject.metadata = 5 (a JSON string)
+METADATA_NODES, NODE_PATH, NODE_METADATA = 1, 3, 5
 H5_SKIP = "H5 not inspected: reading its Keras model config needs h5py, which is not installed"
 
 
@@ -57,7 +63,7 @@ class KerasScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        if file.format in (Format.KERAS, Format.HDF5):
+        if file.format in (Format.KERAS, Format.HDF5) or posixpath.basename(file.path) == SAVED_METADATA:
             return True
         return file.format == Format.TEXT and posixpath.basename(file.path) == "config.json"
 
@@ -70,6 +76,8 @@ class KerasScanner:
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         if ctx.file.format == Format.HDF5 and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, ctx.file.path, H5_SKIP)
+        if posixpath.basename(ctx.file.path) == SAVED_METADATA:
+            return run_engine(NAME, ctx, partial(_scan_saved_metadata, ctx))
         scan = _SCANS.get(ctx.file.format, _scan_preset_config)
         return run_engine(NAME, ctx, partial(scan, ctx))
 
@@ -107,6 +115,31 @@ def _scan_preset_config(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) ->
         return  # not JSON, so no Keras loader can rebuild anything from it
     if _is_keras_object(config):
         _check_config(config, run.sink, None)
+
+
+def _scan_saved_metadata(ctx: ScanContext, budget: BudgetBlob, run: EngineRun) -> None:
+    """Every SavedObject's metadata JSON is a layer config (class_name, config...)."""
+    if ctx.file.size > ctx.limits.max_read_bytes_per_file:
+        raise LimitExceeded(f"keras_metadata.pb is longer than {ctx.limits.max_read_bytes_per_file} bytes")
+    with ctx.budget().reserve(ctx.file.size):
+        top = Message.top(budget.read(0, ctx.file.size))
+        try:
+            nodes = [node for node in top.fields() if node.number == METADATA_NODES]
+            for node in nodes:
+                _check_saved_object(top.nested(node), run)
+        except WireError as exc:
+            run.errors.append(f"keras_metadata.pb is not a protobuf SavedMetadata: {exc}")
+            return
+    if not nodes:
+        run.errors.append("keras_metadata.pb has no Keras objects: not a SavedMetadata a loader would use")
+
+
+def _check_saved_object(saved_object: Message, run: EngineRun) -> None:
+    fields = list(saved_object.fields())
+    paths = [f.text() for f in fields if f.number == NODE_PATH]
+    for item in fields:
+        if item.number == NODE_METADATA:
+            _check_config(_parse(bytes(item.payload()), run), run.sink, paths[-1] if paths else None)
 
 
 def _is_keras_object(config: object) -> bool:

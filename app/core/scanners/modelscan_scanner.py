@@ -12,7 +12,6 @@ import copy
 import importlib.metadata
 import importlib.util
 import logging
-import posixpath
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any, ClassVar
@@ -35,13 +34,11 @@ from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
 
 NAME = "modelscan"
 logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead
-# TF loads these by name; the sniffer sees only protobuf bytes ("unknown").
-SAVED_MODEL_NAMES = frozenset({"saved_model.pb", "keras_metadata.pb"})
+# Not saved_model.pb / keras_metadata.pb: modelscan reads them with tensorflow's protobuf classes
+# (not installed); hfvet's savedmodel and keras scanners walk them instead.
 HANDLED_FORMATS = frozenset(
     {Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.KERAS, Format.HDF5, *PEER_ZIP_KINDS}
 )
-SAVED_MODEL_SKIP = ("TF SavedModel not inspected: modelscan's SavedModel scanners parse it with "
-                    "tensorflow's protobuf classes, and hfvet does not install tensorflow")
 H5_SKIP = "H5 not inspected by modelscan: its H5 scanner needs h5py, which is not installed"
 
 SKIPPED_INFO = "modelscan:skipped"
@@ -111,15 +108,13 @@ class ModelscanScanner:
         self._settings: dict[str, Any] = copy.deepcopy(DEFAULT_SETTINGS)
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.format in HANDLED_FORMATS or posixpath.basename(file.path) in SAVED_MODEL_NAMES
+        return file.format in HANDLED_FORMATS
 
     def version(self) -> str:
         return importlib.metadata.version("modelscan")
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
-        if posixpath.basename(path) in SAVED_MODEL_NAMES:
-            return ScanOutcome.skipped(NAME, path, SAVED_MODEL_SKIP)
         if ctx.file.format == Format.HDF5 and importlib.util.find_spec("h5py") is None:
             return ScanOutcome.skipped(NAME, path, H5_SKIP)
         fmt = Format.ZIP if ctx.file.format in PEER_ZIP_KINDS else ctx.file.format

@@ -4,10 +4,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from app.core import report_json
-from app.core.findings import Severity
+from app.core.findings import ScanOutcome, Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
 from app.core.pipeline import vet
+from app.core.scanners.base import ScanContext
 from app.core.verdict import Verdict
 from app.sources.local import LocalSource
 from tests.fakes import CrashingScanner, MemorySource, TextScanner
@@ -34,6 +35,23 @@ def test_a_crashing_scanner_fails_closed(tmp_path: Path) -> None:
     assert [f.rule for f in report.findings] == ["scan-error"]
     assert "boom" in report.findings[0].message
     assert not report.files[0].scanned
+
+
+class SkippingScanner(TextScanner):
+    name: ClassVar[str] = "skipping"
+
+    def scan(self, ctx: ScanContext) -> ScanOutcome:
+        return ScanOutcome.skipped(self.name, ctx.file.path, "needs a library hfvet does not install")
+
+
+def test_a_skip_is_a_finding_so_no_threshold_reads_the_file_as_clean(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("fine")
+    report = vet(LocalSource(tmp_path), [SkippingScanner(), TextScanner()])
+    [note] = report.findings
+    assert (note.rule, note.severity, note.scanner) == ("unscanned", Severity.MEDIUM, "pipeline")
+    assert note.message == ("skipping skipped the file: needs a library hfvet does not install; "
+                            "it was not fully vetted")
+    assert not report.files[0].scanned and report.verdict is Verdict.REVIEW
 
 
 def test_file_no_scanner_handles_is_unscanned_and_never_approved(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from app.core.scanners.keras_scanner import KerasScanner
 from app.core.verdict import Verdict
 from app.sources.local import LocalSource
 from tests.unit.core.scanners import peer_samples as s
+from tests.unit.core.scanners import savedmodel_samples as sm
 
 
 def _vet(path: Path, limits: Limits | None = None) -> Report:
@@ -157,3 +158,45 @@ def test_preset_config_json_is_checked_only_when_it_is_a_keras_object(tmp_path: 
     report = _vet(tmp_path)
     assert [(f.path, f.rule) for f in report.findings] == [("preset/config.json", "keras-lambda")]
     assert all(f.scanned for f in report.files)
+
+
+def _saved_metadata(*objects: dict[str, Any]) -> bytes:
+    """keras_metadata.pb as tf_keras writes it: SavedMetadata.nodes, each a SavedObject with
+    node_id (2), node_path (3), identifier (4) and the metadata JSON (5)."""
+    nodes = (sm.int_field(2, i) + sm.len_field(3, f"root.layer-{i}") + sm.len_field(4, "_tf_keras_layer")
+             + sm.len_field(5, json.dumps(obj)) for i, obj in enumerate(objects))
+    return b"".join(sm.len_field(1, node) for node in nodes)
+
+
+def _tf_keras_layer(class_name: str, **config: Any) -> dict[str, Any]:
+    return {"name": class_name.lower(), "trainable": True, "class_name": class_name, "config": config}
+
+
+def _vet_metadata(tmp_path: Path, data: bytes) -> Report:
+    (tmp_path / "tf").mkdir(exist_ok=True)
+    (tmp_path / "tf" / "keras_metadata.pb").write_bytes(data)
+    return _vet(tmp_path)
+
+
+def test_keras_metadata_is_handled_by_name() -> None:
+    assert KerasScanner().handles(ManifestFile("tf/keras_metadata.pb", 10, format="unknown"))
+
+
+def test_a_clean_keras_metadata_passes(tmp_path: Path) -> None:
+    report = _vet_metadata(tmp_path, _saved_metadata(_tf_keras_layer("Dense", units=2)))
+    assert report.findings == () and report.files[0].scanned and report.verdict is Verdict.APPROVE
+
+
+def test_a_lambda_in_keras_metadata_is_high_and_names_its_node(tmp_path: Path) -> None:
+    code = {"class_name": "__lambda__", "config": {"code": "4wEAAAAAAAAA"}}
+    data = _saved_metadata(_tf_keras_layer("Dense"), _tf_keras_layer("Lambda", name="lam", function=code))
+    [finding] = _vet_metadata(tmp_path, data).findings
+    assert (finding.rule, finding.severity, finding.member) == ("keras-lambda", Severity.HIGH, "root.layer-1")
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\x0a\x05abc", sm.len_field(1, sm.len_field(5, "{not json")), sm.len_field(1, sm.len_field(3, b"\xff")),
+], ids=["empty", "truncated", "not-json", "path-not-utf8"])
+def test_a_broken_keras_metadata_fails_closed(tmp_path: Path, data: bytes) -> None:
+    report = _vet_metadata(tmp_path, data)
+    assert [f.rule for f in report.findings] == ["scan-error"] and report.verdict is Verdict.REJECT

@@ -33,7 +33,7 @@ def test_version_is_the_library_version() -> None:
 @pytest.mark.parametrize(("path", "fmt", "handled"), [
     ("a.bin", "pickle", True), ("a.bin", "pytorch-zip", True), ("a.bin", "torch-legacy", True),
     ("a.bin", "numpy", True), ("a.bin", "numpy-npz", True), ("a.bin", "keras", True),
-    ("a.bin", "hdf5", True), ("m/saved_model.pb", "unknown", True), ("m/keras_metadata.pb", "unknown", True),
+    ("a.bin", "hdf5", True), ("m/saved_model.pb", "unknown", False), ("m/keras_metadata.pb", "unknown", False),
     ("a.pkl", "safetensors", False), ("a.pkl", "7z", False), ("x.pb", "unknown", False),
 ])
 def test_handles(path: str, fmt: str, handled: bool) -> None:
@@ -144,11 +144,3 @@ def test_h5_lambda_and_weights_only_h5(tmp_path: Path) -> None:
     assert _rules(report, "model.h5") == [("modelscan:lambda", Severity.MEDIUM, None)]
     assert _rules(report, "tf_model.h5") == [("modelscan:skipped", Severity.INFO, None)]
     assert all(f.scanned for f in report.files)
-
-
-def test_saved_model_is_skipped_and_left_for_review(tmp_path: Path) -> None:
-    (tmp_path / "tf").mkdir()
-    (tmp_path / "tf" / "saved_model.pb").write_bytes(b"\x08\x01\x12\x04\x0a\x02\x08\x01")
-    report = _vet(tmp_path)
-    assert not report.files[0].scanned  # matched by name, whatever its bytes sniff as
-    assert report.findings == () and report.verdict is Verdict.REVIEW

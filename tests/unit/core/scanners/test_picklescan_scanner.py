@@ -140,7 +140,9 @@ def test_a_big_7z_is_skipped_not_passed(tmp_path: Path) -> None:
         archive.writestr(pickle.dumps(list(range(100))), "model.pkl")
     (tmp_path / "wrapped.7z").write_bytes(buffer.getvalue())
     report = _vet(tmp_path, Limits(max_pickle_opcodes=50))
-    assert report.findings == () and not report.files[0].scanned
+    assert not report.files[0].scanned
+    assert [(f.rule, f.severity) for f in report.findings] == [("unscanned", Severity.MEDIUM)]  # the skip, said
+    assert report.findings[0].message.startswith("picklescan skipped the file: picklescan not run")
     assert report.verdict is Verdict.REVIEW
 
 
