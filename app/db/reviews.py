@@ -50,6 +50,36 @@ def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
     return {row.report_pk: _review(row) for row in session.execute(query).scalars()}
 
 
+def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport]) -> dict[int, Review]:
+    """Each report of ``repo_id`` (oldest first) -> the review that applies to it.
+
+    A report's own newest review applies; without one, a reject of an earlier report of the same commit
+    carries forward: a re-vet (a vetter's act) never undoes a reviewer's veto. Approvals never carry.
+    """
+    own = newest_reviews(session, repo_id)
+    carried: dict[str, Review] = {}  # commit -> the reject in force
+    effective: dict[int, Review] = {}
+    for report in reports:
+        review = own.get(report.id)
+        if review is not None:
+            if review.decision == "reject":
+                carried[report.sha] = review
+            else:
+                carried.pop(report.sha, None)
+        review = review or carried.get(report.sha)
+        if review is not None:
+            effective[report.id] = review
+    return effective
+
+
+def effective_review(session: Session, repo_id: str, report: StoredReport) -> Review | None:
+    """The review that applies to ``report``: its own newest one, else a reject carried forward."""
+    own = newest_review(session, report.id)
+    if own is not None:
+        return own
+    return effective_reviews(session, repo_id, reports_for(session, repo_id)).get(report.id)
+
+
 def add_review(
     session: Session, report: StoredReport, *, decision: str, reason: str, actor: str, role: str,
     verdict: str, policy: tuple[str, str],

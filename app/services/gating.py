@@ -15,7 +15,7 @@ from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_repo
 from app.core.ports import SourceError
 from app.core.review import Review, apply_review
 from app.db.repository import StoredReport, manifest_of, reports_for, store_version
-from app.db.reviews import newest_reviews
+from app.db.reviews import effective_reviews
 from app.db.session import Store
 from app.errors import HfvetError, InputError
 from app.settings import Settings
@@ -70,7 +70,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision)."""
     with store.session() as session:
         stored = reports_for(session, repo)
-        reviews = newest_reviews(session, repo) if stored else {}
+        reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
     answer = decide_gate(revision, head, [outcome(r, policy, reviews.get(r.id)) for r in stored])
     files: list[dict[str, Any]] = []

@@ -61,7 +61,8 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
             if report is None:
                 raise _not_vetted(request)
             decided = policy_outcome(report, policy)
-            problem = refusal(decided, reviews.newest_review(session, report.id), request.decision, request.role)
+            current = reviews.effective_review(session, request.repo, report)  # a re-vet keeps a reject
+            problem = refusal(decided, current, request.decision, request.role)
             if problem is not None:
                 raise ReviewRefused(problem.kind, f"{request.repo}@{request.revision}: {problem.message}")
             review = reviews.add_review(session, report, decision=request.decision, reason=reason,
