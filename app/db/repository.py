@@ -233,10 +233,14 @@ def _facts(row: RepoRow) -> RepoFacts:
 
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
-_VERSION = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+# Row counts, not max ids: PostgreSQL hands out ids at insert but shows rows at commit, so a write
+# that took its id first and commits last would leave max(id) unchanged. Both tables are
+# append-only, so every committed insert moves the count.
+_VERSION = select(select(func.count()).select_from(ReportRow).scalar_subquery(),
+                  select(func.count()).select_from(ReviewRow).scalar_subquery())
 
 
 def store_version(conn: Connection) -> tuple[int, int]:
-    """Moves whenever a report or a review is added (both tables are append-only): a cache key."""
+    """Moves whenever a report or a review is committed (both tables are append-only): a cache key."""
     reports, reviews = conn.execute(_VERSION).one()
     return (reports or 0, reviews or 0)
