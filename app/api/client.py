@@ -6,6 +6,7 @@ Anything but a well-formed answer from the server is a ServerError: the caller f
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -15,6 +16,7 @@ from typing import Any
 from app.errors import HfvetError
 
 TIMEOUT = 30.0
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class ServerError(HfvetError):
@@ -39,6 +41,7 @@ class Client:
         params = {"repo": repo} | ({"revision": revision} if revision else {})
         reply = self.get("/gate", params)
         if reply.status in (200, 403, 404, 409) and "error" not in reply.body and "status" in reply.body:
+            _check_answers(reply, repo, revision)
             return reply.body
         raise ServerError(_explain(self.server, reply))
 
@@ -70,6 +73,19 @@ def _json(data: bytes, url: str, status: int = 200) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ServerError(f"the server answered {status} without a JSON object ({url.split('?')[0]})")
     return body
+
+
+def _check_answers(reply: Reply, repo: str, revision: str | None) -> None:
+    """An approval counts only with a 200, for the repo asked about, at the exact commit asked for."""
+    body = reply.body
+    if body.get("status") != "approved" and body.get("approved") is not True:
+        return  # a refusal: it is explained as it stands
+    if reply.status != 200:
+        raise ServerError(f"the server answered {reply.status} with an approval: it contradicts itself")
+    if body.get("repo") != repo:
+        raise ServerError(f"the server approved {str(body.get('repo'))[:100]!r}, not {repo!r}")
+    if revision is not None and _SHA.fullmatch(revision) and body.get("revision") != revision:
+        raise ServerError(f"the server approved {str(body.get('revision'))[:100]!r}, not the commit {revision}")
 
 
 def _explain(server: str, reply: Reply) -> str:

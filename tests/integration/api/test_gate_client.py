@@ -133,6 +133,29 @@ def test_anything_but_a_clear_approval_fails_closed(tmp_path: Path, status: int,
         assert says in " ".join(result.stderr.split())  # rich wraps long lines
 
 
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+def _approval(repo: str = NVIDIA, sha: str = SHA_A) -> bytes:
+    return json.dumps({"status": "approved", "approved": True, "repo": repo, "revision": sha}).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "args"),
+    [
+        (403, _approval(), ()),  # a refusal status with an approving body (a proxy, a bug): not an approval
+        (404, _approval(), ()),
+        (200, _approval(repo="evil/other"), ()),  # approves another repo
+        (200, _approval(sha=SHA_B), ("--revision", SHA_A)),  # approves another commit than the one asked for
+    ],
+)
+def test_an_approval_that_does_not_answer_the_question_fails_closed(status: int, body: bytes,
+                                                                     args: tuple[str, ...]) -> None:
+    with CannedServer(status, body) as url:
+        result = hfvet("gate", NVIDIA, *args, "--server", url, env={"HFVET_TOKEN": ""})
+    assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
+
 def test_the_remote_gate_imports_no_store_policy_or_scanner(served: Served) -> None:
     probe = ("import sys; from app.cli.main import main\n"
              "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
