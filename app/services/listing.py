@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -23,6 +24,7 @@ from app.services.gating import outcome
 
 Tier = Literal["vendor-official", "trusted", "third-party"]
 Verdict = Literal["approve", "review", "reject"]
+_REPO_ID = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")  # the hub's repo id characters
 _BATCH = 200  # repos read per query while a verdict filter skips non-matching ones
 
 
@@ -140,7 +142,7 @@ def decode_cursor(cursor: str) -> str:
         repo_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}") from exc
-    if repo_id.count("/") != 1 or encode_cursor(repo_id) != cursor:
+    if not _REPO_ID.fullmatch(repo_id) or encode_cursor(repo_id) != cursor:  # a NUL would be a 5xx on PostgreSQL
         raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}")
     return repo_id
 

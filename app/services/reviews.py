@@ -8,6 +8,7 @@ review and its audit row in one transaction (a refusal writes nothing).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -23,6 +24,7 @@ from app.services.gating import policy_outcome
 from app.services.store import StoreError
 
 MAX_REASON = 2000
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class ReviewRefused(HfvetError):
@@ -84,6 +86,8 @@ def _checked(request: ReviewRequest) -> str:
     reason = request.reason.strip()
     if not reason:
         raise ReviewRefused("invalid-review", "a review needs a reason")
+    if _CONTROL.search(reason):  # PostgreSQL refuses a NUL in text; no reason needs control characters
+        raise ReviewRefused("invalid-review", "the reason has control characters (only tabs and newlines are kept)")
     if len(reason) > MAX_REASON:
         raise ReviewRefused("invalid-review", f"the reason is {len(reason)} characters; at most {MAX_REASON}")
     return reason
