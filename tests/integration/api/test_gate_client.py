@@ -107,6 +107,13 @@ def test_an_unreachable_server_fails_closed(served: Served) -> None:
     assert "cannot reach the hfvet server at http://127.0.0.1:9" in " ".join(result.stderr.split())
 
 
+
+@pytest.mark.parametrize("server", ["http://deploy:s3cr3t-token@127.0.0.1:9", "http://s3cr3t-token@127.0.0.1:9",
+                                    "ftp://deploy:s3cr3t-token@127.0.0.1:9"])
+def test_credentials_in_the_server_url_are_never_printed(served: Served, server: str) -> None:
+    result = served.gate(NVIDIA, server=server)
+    assert result.returncode == 2 and "s3cr3t" not in result.stdout + result.stderr
+
 def test_a_server_url_without_http_is_an_error(served: Served) -> None:
     result = served.gate(NVIDIA, server="file:///etc/passwd")
     assert result.returncode == 2 and "http://" in result.stderr
