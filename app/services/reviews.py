@@ -20,7 +20,7 @@ from app.db import reviews
 from app.db.session import Store
 from app.db.tokens import ROLES
 from app.errors import HfvetError
-from app.services.gating import policy_outcome
+from app.services.gating import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError
 
 MAX_REASON = 2000
@@ -29,7 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 class ReviewRefused(HfvetError):
     """The review was not recorded; ``kind`` is a stable code (invalid-review, not-vetted, already-approved,
-    already-rejected, admin-required, role-too-low)."""
+    already-rejected, admin-required, role-too-low, local-scan)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -62,6 +62,8 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
             report = reviews.newest_report(session, request.repo, request.revision)
             if report is None:
                 raise _not_vetted(request)
+            if request.decision == "approve" and is_local_scan(report):
+                raise ReviewRefused("local-scan", f"{request.repo}@{request.revision}: {LOCAL_SCAN}")
             decided = policy_outcome(report, policy)
             current = reviews.effective_review(session, request.repo, report)  # a re-vet keeps a reject
             problem = refusal(decided, current, request.decision, request.role)
