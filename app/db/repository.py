@@ -133,20 +133,21 @@ def newest_reports(session: Session) -> list[StoredReport]:
 @dataclass(frozen=True)
 class KnownIdentity:
     facts: dict[str, str | None]  # the hub identity first seen: _id, author, createdAt
-    approved_before: bool  # some stored report of the repo was approved by its policy
+    approved_before: bool  # some stored report of the repo was approved by its policy or by a review
 
 
 def known_identity(session: Session, repo_id: str) -> KnownIdentity | None:
     row = session.execute(select(RepoRow).where(RepoRow.repo_id == repo_id)).scalar_one_or_none()
     if row is None:
         return None
-    approved = session.execute(
-        select(func.count()).select_from(ReportRow)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .where(RevisionRow.repo_pk == row.id, ReportRow.verdict == "approve")
+    of_repo = (select(func.count()).select_from(ReportRow)
+               .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id).where(RevisionRow.repo_pk == row.id))
+    by_policy = session.execute(of_repo.where(ReportRow.verdict == "approve")).scalar_one()
+    by_review = session.execute(  # a human's approval (of a `review`, or an admin override) counts too
+        of_repo.join(ReviewRow, ReviewRow.report_pk == ReportRow.id).where(ReviewRow.decision == "approve")
     ).scalar_one()
     facts = {"_id": row.hub_id, "author": row.author, "createdAt": row.hub_created_at}
-    return KnownIdentity(facts, approved > 0)
+    return KnownIdentity(facts, by_policy + by_review > 0)
 
 
 @dataclass(frozen=True)
