@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, Select, func, select, text
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -33,6 +33,7 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     """Store a vet's report for its pinned commit; returns the report id. Needs repo and revision."""
     if not report.repo or not report.revision:
         raise ValueError("only a report for a repo at a pinned commit can be stored")
+    ids_in_commit_order(session)
     repo = _repo(session, report)
     revision = _revision(session, repo, report)
     row = ReportRow(
@@ -234,14 +235,25 @@ def _facts(row: RepoRow) -> RepoFacts:
 
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
-# Row counts, not max ids: PostgreSQL hands out ids at insert but shows rows at commit, so a write
-# that took its id first and commits last would leave max(id) unchanged. Both tables are
-# append-only, so every committed insert moves the count.
-_VERSION = select(select(func.count()).select_from(ReportRow).scalar_subquery(),
-                  select(func.count()).select_from(ReviewRow).scalar_subquery())
+_VERSION = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+_ID_ORDER_LOCK = 0x68667665  # "hfve": one advisory lock for every writer of reports and reviews
 
 
 def store_version(conn: Connection) -> tuple[int, int]:
-    """Moves whenever a report or a review is committed (both tables are append-only): a cache key."""
+    """Moves whenever a report or a review is committed (both tables are append-only): a cache key.
+
+    Max ids are only a version if ids are handed out in commit order: see ``ids_in_commit_order``.
+    """
     reports, reviews = conn.execute(_VERSION).one()
     return (reports or 0, reviews or 0)
+
+
+def ids_in_commit_order(session: Session) -> None:
+    """Hold the id-order lock until this transaction ends; call before adding a report or a review.
+
+    PostgreSQL hands out ids at insert and shows rows at commit: without this, a write that took its
+    id first and commits last leaves max(id) unchanged, and the gate cache serves what it revoked.
+    (SQLite has one writer at a time already.) A count would do too, but costs a scan per request.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ID_ORDER_LOCK})

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.core.review import Review
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import StoredReport, reports_for
+from app.db.repository import StoredReport, ids_in_commit_order, reports_for
 
 
 def lock_commit(session: Session, repo_id: str, sha: str) -> bool:
@@ -86,6 +86,7 @@ def add_review(
 ) -> Review:
     """Record a review of ``report`` and its audit row (the caller holds the commit's lock)."""
     policy_name, policy_sha = policy
+    ids_in_commit_order(session)
     row = ReviewRow(report_pk=report.id, decision=decision, reason=reason, reviewer=actor, role=role,
                     at=datetime.now(UTC), verdict=verdict, policy_sha256=policy_sha)
     session.add(row)

@@ -6,6 +6,7 @@ approval outlives the re-vet (or the reject) that revoked it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -44,9 +45,13 @@ def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_st
 
     save(pg_store, report("nvidia/model", SHA, under=DEFAULT))
     assert status() == "approved"
-    with pg_store.session() as slow:  # a re-vet that finds something: its id is taken now, committed last
+    later = threading.Thread(target=save, args=(pg_store, report("nvidia/other", SHA, under=DEFAULT)))
+    with pg_store.session() as slow:  # a re-vet that finds something: it takes its id first, commits last
         save_report(slow, report("nvidia/model", SHA, b"EVIL", under=DEFAULT), requested_revision="main",
                     actor="test")
-        save(pg_store, report("nvidia/other", SHA, under=DEFAULT))  # a later id, committed first
-        assert status() == "approved"  # the re-vet is not visible yet: cached under the newest id
+        later.start()  # another write, which would take a later id and commit first
+        later.join(1.0)
+        assert status() == "approved"  # the re-vet is not visible yet
+    later.join(30)
+    assert not later.is_alive()
     assert status() == "denied"
