@@ -19,6 +19,7 @@ from app.core.gate import Outcome
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
 from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
+from app.db.reviews import effective_reviews
 from app.db.session import Store
 from app.services.gating import outcome
 
@@ -120,11 +121,12 @@ def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistor
     with store.session() as session:
         facts = repo_facts(session, repo_id)
         reports = reports_for(session, repo_id) if facts else []
+        reviews = effective_reviews(session, repo_id, reports) if reports else {}
     if facts is None:
         return None
     by_commit: dict[str, list[Decision]] = {}
-    for report in sorted(reports, key=_newest_first):
-        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy)))
+    for report in sorted(reports, key=_newest_first):  # each as the gate sees it: with its review
+        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy, reviews.get(report.id))))
     return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
 
 
