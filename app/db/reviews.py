@@ -72,6 +72,18 @@ def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport
     return effective
 
 
+def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:
+    """Those of ``repo_ids`` with at least one review (one query, for listings)."""
+    query = (
+        select(RepoRow.repo_id).distinct()
+        .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+        .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
+        .where(RepoRow.repo_id.in_(repo_ids))
+    )
+    return list(session.execute(query).scalars())
+
+
 def effective_review(session: Session, repo_id: str, report: StoredReport) -> Review | None:
     """The review that applies to ``report``: its own newest one, else a reject carried forward."""
     own = newest_review(session, report.id)

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
+from sqlalchemy.orm import Session
+
 from app.core.gate import Outcome
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
+from app.core.review import Review
 from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
-from app.db.reviews import effective_reviews
+from app.db.reviews import effective_reviews, reviewed_repos
 from app.db.session import Store
 from app.services.gating import outcome
 
@@ -87,7 +90,8 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
     while True:
         with store.session() as session:
             batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH)
-        yield from (_listed(summary, policy) for summary in batch)
+            reviews = _reviews_of_newest(session, batch)
+        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id)) for summary in batch)
         if len(batch) < _BATCH:
             return
         after, offset = batch[-1].repo.repo_id, 0
@@ -110,9 +114,20 @@ def _org_filter(policy: LoadedPolicy, query: RepoQuery) -> OrgFilter:
     return OrgFilter(query.org)
 
 
-def _listed(summary: RepoSummary, policy: LoadedPolicy) -> Listed:
+def _reviews_of_newest(session: Session, batch: list[RepoSummary]) -> dict[str, Review]:
+    """Repo id -> the review that applies to its newest report, for the repos of ``batch`` with reviews."""
+    found: dict[str, Review] = {}
+    for repo_id in reviewed_repos(session, [s.repo.repo_id for s in batch if s.newest is not None]):
+        newest = next(s.newest for s in batch if s.repo.repo_id == repo_id)
+        review = effective_reviews(session, repo_id, reports_for(session, repo_id)).get(newest.id) if newest else None
+        if review is not None:
+            found[repo_id] = review
+    return found
+
+
+def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None) -> Listed:
     newest = summary.newest
-    effective = None if newest is None else outcome(newest, policy)
+    effective = None if newest is None else outcome(newest, policy, review)  # as the gate sees it
     return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
 
 
