@@ -6,6 +6,7 @@ Anything but a well-formed answer from the server is a ServerError: the caller f
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -15,6 +16,7 @@ from typing import Any
 from app.errors import HfvetError
 
 TIMEOUT = 30.0
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class ServerError(HfvetError):
@@ -31,35 +33,45 @@ class Client:
     def __init__(self, server: str, token: str | None = None, timeout: float = TIMEOUT) -> None:
         scheme = urllib.parse.urlsplit(server).scheme
         if scheme not in ("http", "https"):
-            raise ServerError(f"the server URL must start with http:// or https://, got {server[:100]!r}")
+            raise ServerError(f"the server URL must start with http:// or https://, got {redacted(server)[:100]!r}")
         self.server, self.token, self.timeout = server.rstrip("/"), token, timeout
+        self.shown = redacted(self.server)  # the server as messages name it
 
     def gate(self, repo: str, revision: str | None) -> dict[str, Any]:
         """GET /gate: the gate document, whatever it says (200, 403, 404, 409); ServerError otherwise."""
         params = {"repo": repo} | ({"revision": revision} if revision else {})
         reply = self.get("/gate", params)
         if reply.status in (200, 403, 404, 409) and "error" not in reply.body and "status" in reply.body:
+            _check_answers(reply, repo, revision)
             return reply.body
-        raise ServerError(_explain(self.server, reply))
+        raise ServerError(_explain(self.shown, reply))
 
     def get(self, path: str, params: dict[str, str]) -> Reply:
         url = f"{self.server}{path}?{urllib.parse.urlencode(params)}"
         request = urllib.request.Request(url, headers=self._headers())  # noqa: S310 (scheme checked)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (scheme checked)
-                return Reply(response.status, _json(response.read(), url))
+                return Reply(response.status, _json(response.read(), self.shown + path))
         except urllib.error.HTTPError as exc:  # a status >= 400 still carries a JSON body
             with exc:
-                return Reply(exc.code, _json(exc.read(), url, exc.code))
+                return Reply(exc.code, _json(exc.read(), self.shown + path, exc.code))
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ServerError(f"cannot reach the hfvet server at {self.server}: {reason}") from exc
+            raise ServerError(f"cannot reach the hfvet server at {self.shown}: {reason}") from exc
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": "hfvet-cli"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
+
+
+def redacted(url: str) -> str:
+    """``url`` without the credentials a user may have put in it (user:password@), for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
 
 
 def _json(data: bytes, url: str, status: int = 200) -> dict[str, Any]:
@@ -70,6 +82,19 @@ def _json(data: bytes, url: str, status: int = 200) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ServerError(f"the server answered {status} without a JSON object ({url.split('?')[0]})")
     return body
+
+
+def _check_answers(reply: Reply, repo: str, revision: str | None) -> None:
+    """An approval counts only with a 200, for the repo asked about, at the exact commit asked for."""
+    body = reply.body
+    if body.get("status") != "approved" and body.get("approved") is not True:
+        return  # a refusal: it is explained as it stands
+    if reply.status != 200:
+        raise ServerError(f"the server answered {reply.status} with an approval: it contradicts itself")
+    if body.get("repo") != repo:
+        raise ServerError(f"the server approved {str(body.get('repo'))[:100]!r}, not {repo!r}")
+    if revision is not None and _SHA.fullmatch(revision) and body.get("revision") != revision:
+        raise ServerError(f"the server approved {str(body.get('revision'))[:100]!r}, not the commit {revision}")
 
 
 def _explain(server: str, reply: Reply) -> str:

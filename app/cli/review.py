@@ -56,7 +56,9 @@ def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
     try:
         response = httpx.post(url.rstrip("/") + "/reviews", json=body, headers=headers, timeout=30.0)
     except httpx.HTTPError as exc:
-        exit_codes.fail(f"cannot reach the hfvet server at {url}: {exc}")
+        from app.api.client import redacted
+
+        exit_codes.fail(f"cannot reach the hfvet server at {redacted(url)}: {exc}")
     doc = _json(response)
     if response.status_code == 201:
         _recorded(doc["decision"], body["repo"], body["revision"], f"{doc['reviewer']} ({doc['role']})",

@@ -69,17 +69,27 @@ def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]
     ``requested`` is what the caller asked for (None: the newest approved revision); ``head``
     is the commit a branch or tag resolves to now (the sha itself for an exact commit).
     """
-    approved = sorted((o for o in outcomes if o.approved), key=lambda o: o.recorded, reverse=True)
+    approved = sorted((o for o in _current(outcomes) if o.approved), key=lambda o: o.recorded, reverse=True)
     if requested is None:
         return Approved(approved[0]) if approved else _newest_denied_or_missing(outcomes)
     target = requested if is_commit(requested) else head
     for_target = [o for o in outcomes if o.sha == target]
     if for_target:
-        current = max(for_target, key=lambda o: o.recorded)  # a review applies to the report it reviewed
+        current = _current(for_target)[0]  # a review applies to the report it reviewed
         return Approved(current) if current.approved else Denied(current)
     if not is_commit(requested) and head is not None and approved:
         return Moved(head, approved[0])
     return NotVetted(target)
+
+
+def _current(outcomes: list[Outcome]) -> list[Outcome]:
+    """Each commit's newest outcome (on a tie the later one: outcomes come oldest first); an approval that a
+    later vet of the same commit overturned is gone."""
+    newest: dict[str, Outcome] = {}
+    for o in outcomes:
+        if o.sha not in newest or o.recorded >= newest[o.sha].recorded:
+            newest[o.sha] = o
+    return list(newest.values())
 
 
 def _newest_denied_or_missing(outcomes: list[Outcome]) -> Answer:

@@ -3,7 +3,8 @@
 A review applies to the report it reviewed. An approval covers the verdict the reviewer saw and
 anything milder: approving a `review` does not cover a `reject` that a later policy re-decides
 the same findings to (fail closed); an admin's override of a `reject` covers everything. A
-reject always applies. Of a report's reviews the newest is the effective one.
+reject always applies, and carries to later vets of the same commit until a review of one of them
+says otherwise (app.db.reviews.effective_reviews). Of a report's reviews the newest is the effective one.
 """
 
 from __future__ import annotations

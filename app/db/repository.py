@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, Select, func, select, text
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -33,6 +33,7 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     """Store a vet's report for its pinned commit; returns the report id. Needs repo and revision."""
     if not report.repo or not report.revision:
         raise ValueError("only a report for a repo at a pinned commit can be stored")
+    ids_in_commit_order(session)
     repo = _repo(session, report)
     revision = _revision(session, repo, report)
     row = ReportRow(
@@ -133,20 +134,21 @@ def newest_reports(session: Session) -> list[StoredReport]:
 @dataclass(frozen=True)
 class KnownIdentity:
     facts: dict[str, str | None]  # the hub identity first seen: _id, author, createdAt
-    approved_before: bool  # some stored report of the repo was approved by its policy
+    approved_before: bool  # some stored report of the repo was approved by its policy or by a review
 
 
 def known_identity(session: Session, repo_id: str) -> KnownIdentity | None:
     row = session.execute(select(RepoRow).where(RepoRow.repo_id == repo_id)).scalar_one_or_none()
     if row is None:
         return None
-    approved = session.execute(
-        select(func.count()).select_from(ReportRow)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .where(RevisionRow.repo_pk == row.id, ReportRow.verdict == "approve")
+    of_repo = (select(func.count()).select_from(ReportRow)
+               .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id).where(RevisionRow.repo_pk == row.id))
+    by_policy = session.execute(of_repo.where(ReportRow.verdict == "approve")).scalar_one()
+    by_review = session.execute(  # a human's approval (of a `review`, or an admin override) counts too
+        of_repo.join(ReviewRow, ReviewRow.report_pk == ReportRow.id).where(ReviewRow.decision == "approve")
     ).scalar_one()
     facts = {"_id": row.hub_id, "author": row.author, "createdAt": row.hub_created_at}
-    return KnownIdentity(facts, approved > 0)
+    return KnownIdentity(facts, by_policy + by_review > 0)
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,24 @@ def _facts(row: RepoRow) -> RepoFacts:
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
 _VERSION = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+_ID_ORDER_LOCK = 0x68667665  # "hfve": one advisory lock for every writer of reports and reviews
 
 
 def store_version(conn: Connection) -> tuple[int, int]:
-    """Moves whenever a report or a review is added (both tables are append-only): a cache key."""
+    """Moves whenever a report or a review is committed (both tables are append-only): a cache key.
+
+    Max ids are only a version if ids are handed out in commit order: see ``ids_in_commit_order``.
+    """
     reports, reviews = conn.execute(_VERSION).one()
     return (reports or 0, reviews or 0)
+
+
+def ids_in_commit_order(session: Session) -> None:
+    """Hold the id-order lock until this transaction ends; call before adding a report or a review.
+
+    PostgreSQL hands out ids at insert and shows rows at commit: without this, a write that took its
+    id first and commits last leaves max(id) unchanged, and the gate cache serves what it revoked.
+    (SQLite has one writer at a time already.) A count would do too, but costs a scan per request.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ID_ORDER_LOCK})

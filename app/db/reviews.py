@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.core.review import Review
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import StoredReport, reports_for
+from app.db.repository import StoredReport, ids_in_commit_order, reports_for
 
 
 def lock_commit(session: Session, repo_id: str, sha: str) -> bool:
@@ -50,12 +50,55 @@ def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
     return {row.report_pk: _review(row) for row in session.execute(query).scalars()}
 
 
+def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport]) -> dict[int, Review]:
+    """Each report of ``repo_id`` (oldest first) -> the review that applies to it.
+
+    A report's own newest review applies; without one, a reject of an earlier report of the same commit
+    carries forward: a re-vet (a vetter's act) never undoes a reviewer's veto. Approvals never carry.
+    """
+    own = newest_reviews(session, repo_id)
+    carried: dict[str, Review] = {}  # commit -> the reject in force
+    effective: dict[int, Review] = {}
+    for report in reports:
+        review = own.get(report.id)
+        if review is not None:
+            if review.decision == "reject":
+                carried[report.sha] = review
+            else:
+                carried.pop(report.sha, None)
+        review = review or carried.get(report.sha)
+        if review is not None:
+            effective[report.id] = review
+    return effective
+
+
+def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:
+    """Those of ``repo_ids`` with at least one review (one query, for listings)."""
+    query = (
+        select(RepoRow.repo_id).distinct()
+        .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+        .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
+        .where(RepoRow.repo_id.in_(repo_ids))
+    )
+    return list(session.execute(query).scalars())
+
+
+def effective_review(session: Session, repo_id: str, report: StoredReport) -> Review | None:
+    """The review that applies to ``report``: its own newest one, else a reject carried forward."""
+    own = newest_review(session, report.id)
+    if own is not None:
+        return own
+    return effective_reviews(session, repo_id, reports_for(session, repo_id)).get(report.id)
+
+
 def add_review(
     session: Session, report: StoredReport, *, decision: str, reason: str, actor: str, role: str,
     verdict: str, policy: tuple[str, str],
 ) -> Review:
     """Record a review of ``report`` and its audit row (the caller holds the commit's lock)."""
     policy_name, policy_sha = policy
+    ids_in_commit_order(session)
     row = ReviewRow(report_pk=report.id, decision=decision, reason=reason, reviewer=actor, role=role,
                     at=datetime.now(UTC), verdict=verdict, policy_sha256=policy_sha)
     session.add(row)

@@ -74,10 +74,14 @@ class InProcessQueue:
         except Exception as exc:  # noqa: BLE001 - a failed vet is a recorded outcome, never an approval
             self._finish(job_id, None, f"{type(exc).__name__}: {exc}")
             return
-        with self._store.session() as session:  # report and job state in one transaction
-            report_id = save_report(session, report, requested_revision=job.requested_revision,
-                                    actor=job.requested_by)
-            rows.finish(session, job_id, report_id=report_id, error=None)
+        try:
+            with self._store.session() as session:  # report and job state in one transaction
+                report_id = save_report(session, report, requested_revision=job.requested_revision,
+                                        actor=job.requested_by)
+                rows.finish(session, job_id, report_id=report_id, error=None)
+        except Exception as exc:  # noqa: BLE001 - rolled back whole: the job fails visibly, never stays running
+            self._finish(job_id, None, f"cannot store the report: {type(exc).__name__}: {exc}")
+            return
         self._notify()
 
     def _finish(self, job_id: str, report_id: int | None, error: str | None) -> None:

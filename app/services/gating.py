@@ -15,7 +15,7 @@ from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_repo
 from app.core.ports import SourceError
 from app.core.review import Review, apply_review
 from app.db.repository import StoredReport, manifest_of, reports_for, store_version
-from app.db.reviews import newest_reviews
+from app.db.reviews import effective_reviews
 from app.db.session import Store
 from app.errors import HfvetError, InputError
 from app.settings import Settings
@@ -70,7 +70,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision)."""
     with store.session() as session:
         stored = reports_for(session, repo)
-        reviews = newest_reviews(session, repo) if stored else {}
+        reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
     answer = decide_gate(revision, head, [outcome(r, policy, reviews.get(r.id)) for r in stored])
     files: list[dict[str, Any]] = []
@@ -125,7 +125,14 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
 
 def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:
     """The stored report's effective outcome: its policy outcome as its newest review changed it."""
+    if review is not None and review.decision == "approve" and is_local_scan(report):
+        review = None  # nobody can vouch that local bytes are the hub's commit: only a reject applies
     return apply_review(policy_outcome(report, policy), review)
+
+
+def is_local_scan(report: StoredReport) -> bool:
+    """Recorded by `hfvet scan` of local files: never checked against the hub's commit."""
+    return not (report.document.get("identity") or {}).get("endpoint")
 
 
 def policy_outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
@@ -140,11 +147,14 @@ def policy_outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
         reasons = [f"{r.rule}: {r.message}" for r in decision.reasons]
         by = f"policy {policy.name} (re-decided from the findings recorded under {report.policy_name})"
     approved = verdict == "approve"
-    if approved and not (report.document.get("identity") or {}).get("endpoint"):
+    if approved and is_local_scan(report):
         # A local scan's bytes were never checked against the hub's commit: it cannot vouch for it.
         approved = False
-        reasons.append("local-scan: recorded by `hfvet scan`; only `hfvet vet` from the hub approves a commit")
+        reasons.append(LOCAL_SCAN)
     return Outcome(report.sha, approved, verdict, tuple(reasons), report.decided_at, by)
+
+
+LOCAL_SCAN = "local-scan: recorded by `hfvet scan`; only `hfvet vet` from the hub approves a commit"
 
 
 def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:

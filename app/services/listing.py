@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
+from sqlalchemy.orm import Session
+
 from app.core.gate import Outcome
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
+from app.core.review import Review
 from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
+from app.db.reviews import effective_reviews, reviewed_repos
 from app.db.session import Store
 from app.services.gating import outcome
 
 Tier = Literal["vendor-official", "trusted", "third-party"]
 Verdict = Literal["approve", "review", "reject"]
+_REPO_ID = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")  # the hub's repo id characters
 _BATCH = 200  # repos read per query while a verdict filter skips non-matching ones
 
 
@@ -84,7 +90,8 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
     while True:
         with store.session() as session:
             batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH)
-        yield from (_listed(summary, policy) for summary in batch)
+            reviews = _reviews_of_newest(session, batch)
+        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id)) for summary in batch)
         if len(batch) < _BATCH:
             return
         after, offset = batch[-1].repo.repo_id, 0
@@ -107,9 +114,20 @@ def _org_filter(policy: LoadedPolicy, query: RepoQuery) -> OrgFilter:
     return OrgFilter(query.org)
 
 
-def _listed(summary: RepoSummary, policy: LoadedPolicy) -> Listed:
+def _reviews_of_newest(session: Session, batch: list[RepoSummary]) -> dict[str, Review]:
+    """Repo id -> the review that applies to its newest report, for the repos of ``batch`` with reviews."""
+    found: dict[str, Review] = {}
+    for repo_id in reviewed_repos(session, [s.repo.repo_id for s in batch if s.newest is not None]):
+        newest = next(s.newest for s in batch if s.repo.repo_id == repo_id)
+        review = effective_reviews(session, repo_id, reports_for(session, repo_id)).get(newest.id) if newest else None
+        if review is not None:
+            found[repo_id] = review
+    return found
+
+
+def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None) -> Listed:
     newest = summary.newest
-    effective = None if newest is None else outcome(newest, policy)
+    effective = None if newest is None else outcome(newest, policy, review)  # as the gate sees it
     return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
 
 
@@ -118,11 +136,12 @@ def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistor
     with store.session() as session:
         facts = repo_facts(session, repo_id)
         reports = reports_for(session, repo_id) if facts else []
+        reviews = effective_reviews(session, repo_id, reports) if reports else {}
     if facts is None:
         return None
     by_commit: dict[str, list[Decision]] = {}
-    for report in sorted(reports, key=_newest_first):
-        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy)))
+    for report in sorted(reports, key=_newest_first):  # each as the gate sees it: with its review
+        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy, reviews.get(report.id))))
     return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
 
 
@@ -140,7 +159,7 @@ def decode_cursor(cursor: str) -> str:
         repo_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}") from exc
-    if repo_id.count("/") != 1 or encode_cursor(repo_id) != cursor:
+    if not _REPO_ID.fullmatch(repo_id) or encode_cursor(repo_id) != cursor:  # a NUL would be a 5xx on PostgreSQL
         raise ValueError(f"not a cursor from GET /repos: {cursor[:60]!r}")
     return repo_id
 

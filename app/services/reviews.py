@@ -8,6 +8,7 @@ review and its audit row in one transaction (a refusal writes nothing).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -19,15 +20,16 @@ from app.db import reviews
 from app.db.session import Store
 from app.db.tokens import ROLES
 from app.errors import HfvetError
-from app.services.gating import policy_outcome
+from app.services.gating import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError
 
 MAX_REASON = 2000
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class ReviewRefused(HfvetError):
     """The review was not recorded; ``kind`` is a stable code (invalid-review, not-vetted, already-approved,
-    already-rejected, admin-required, role-too-low)."""
+    already-rejected, admin-required, role-too-low, local-scan)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -60,8 +62,11 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
             report = reviews.newest_report(session, request.repo, request.revision)
             if report is None:
                 raise _not_vetted(request)
+            if request.decision == "approve" and is_local_scan(report):
+                raise ReviewRefused("local-scan", f"{request.repo}@{request.revision}: {LOCAL_SCAN}")
             decided = policy_outcome(report, policy)
-            problem = refusal(decided, reviews.newest_review(session, report.id), request.decision, request.role)
+            current = reviews.effective_review(session, request.repo, report)  # a re-vet keeps a reject
+            problem = refusal(decided, current, request.decision, request.role)
             if problem is not None:
                 raise ReviewRefused(problem.kind, f"{request.repo}@{request.revision}: {problem.message}")
             review = reviews.add_review(session, report, decision=request.decision, reason=reason,
@@ -83,6 +88,8 @@ def _checked(request: ReviewRequest) -> str:
     reason = request.reason.strip()
     if not reason:
         raise ReviewRefused("invalid-review", "a review needs a reason")
+    if _CONTROL.search(reason):  # PostgreSQL refuses a NUL in text; no reason needs control characters
+        raise ReviewRefused("invalid-review", "the reason has control characters (only tabs and newlines are kept)")
     if len(reason) > MAX_REASON:
         raise ReviewRefused("invalid-review", f"the reason is {len(reason)} characters; at most {MAX_REASON}")
     return reason

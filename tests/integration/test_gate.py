@@ -117,6 +117,31 @@ def test_a_local_scan_is_stored_but_never_approves_at_the_gate(tmp_path: Path, m
     assert code == 1 and out == "" and "local-scan" in err
 
 
+
+def test_no_review_makes_a_local_scan_approve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A human cannot tell that local bytes are the hub's commit either: only `hfvet vet` ties them.
+    from app.db.models import ReportRow, ReviewRow
+    from app.services.store import open_store
+    from app.settings import Settings
+
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    sha = "c" * 40
+    snapshot = tmp_path / "models--acme--tiny" / "snapshots" / sha
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text('{"model_type": "llama"}')
+    assert runner.invoke(app, ["scan", str(snapshot), "--repo", "nvidia/tiny"]).exit_code == 0
+    reviewed = runner.invoke(app, ["review", "nvidia/tiny", "--revision", sha, "--approve", "--reason", "looks fine"])
+    assert reviewed.exit_code != 0 and "local-scan" in reviewed.stderr
+    store = open_store(Settings())
+    with store.session() as session:  # an approval recorded anyway (an older version, a direct write)
+        report_pk = session.query(ReportRow.id).scalar()
+        session.add(ReviewRow(report_pk=report_pk, decision="approve", reason="ok", reviewer="cli:x", role="admin",
+                              verdict="approve"))
+    store.close()
+    code, out, err = gate("nvidia/tiny", "--revision", sha)
+    assert code == 1 and out == "" and "local-scan" in err
+
+
 def test_scan_refuses_a_revision_that_is_not_a_commit(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x")
     result = runner.invoke(app, ["scan", str(tmp_path), "--repo", "acme/x", "--revision", "main"])
@@ -145,3 +170,20 @@ def test_a_repo_never_approved_is_not_checked_for_identity(hub: Path) -> None:
     meta_path.write_text(json.dumps(meta | {"author": "someone-else"}))
     doc = json.loads(runner.invoke(app, ["vet", CANADA, "--policy", "default", "--format", "json"]).stdout)
     assert not [f for f in doc["findings"] if f["rule"] == "identity-changed"]
+
+
+def test_a_repo_approved_by_a_reviewer_that_changed_hands_is_a_finding(hub: Path) -> None:
+    repo = "nvidia/Nemotron-Mini-Custom-Code"  # remote code: `review`, approved by a human
+    vet(repo, "--policy", "default")
+    code, out, _ = gate(repo, "--revision", "main", "--format", "json")
+    assert code == 1  # waiting for review
+    sha = json.loads(out)["revision"]
+    reviewed = runner.invoke(app, ["review", repo, "--revision", sha, "--approve", "--reason", "read the code"])
+    assert reviewed.exit_code == 0, reviewed.output
+    meta_path = hub / repo / ".hub.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta_path.write_text(json.dumps(meta | {"_id": "0123456789abcdef01234567", "author": "someone-else"}))
+    (hub / repo / "README.md").write_text("new owner, new commit\n")
+    result = runner.invoke(app, ["vet", repo, "--policy", "default", "--format", "json"])
+    changed = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "identity-changed"]
+    assert changed and "someone-else" in changed[0]["message"]

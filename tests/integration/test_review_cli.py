@@ -133,3 +133,9 @@ def test_a_review_through_the_server_flips_the_gate(hub: Path, monkeypatch: pyte
 def test_an_unreachable_server_is_an_error(hub: Path) -> None:
     code, _, err = review("--revision", "f" * 40, "--approve", "--reason", "x", "--server", "http://127.0.0.1:9")
     assert code == 2 and "cannot reach" in err
+
+
+def test_credentials_in_the_server_url_are_never_printed(hub: Path) -> None:
+    code, out, err = review("--revision", "f" * 40, "--approve", "--reason", "x",
+                            "--server", "http://deploy:s3cr3t-token@127.0.0.1:9")
+    assert code == 2 and "cannot reach" in err and "s3cr3t" not in out + err

@@ -13,7 +13,7 @@ from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
 router = APIRouter(tags=["reviews"])
 
 _STATUS = {"not-vetted": 404, "admin-required": 403, "role-too-low": 403, "already-approved": 409,
-           "already-rejected": 409}
+           "already-rejected": 409, "local-scan": 409}
 
 
 @router.post("/reviews", response_model=ReviewOut, status_code=201,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
@@ -15,6 +16,7 @@ from app.db.repository import report_document
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
+_JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # what job queues hand out (uuid4 hex today)
 
 
 @router.post("/vet", response_model=VetOut, status_code=202, responses={200: {"model": VetOut}})
@@ -40,7 +42,7 @@ def post_vet(
 
 @router.get("/vet/{job_id}", response_model=VetOut)
 def get_vet(app: StateDep, _who: ReaderDep, job_id: str) -> VetOut:
-    job = app.jobs.get(job_id)
+    job = app.jobs.get(job_id) if _JOB_ID.fullmatch(job_id) else None  # PostgreSQL refuses a NUL: 404, not 5xx
     if job is None:
         raise ApiError(404, "job-not-found", f"no vet job {job_id[:64]!r}")
     return _out(app, job)

@@ -107,6 +107,13 @@ def test_an_unreachable_server_fails_closed(served: Served) -> None:
     assert "cannot reach the hfvet server at http://127.0.0.1:9" in " ".join(result.stderr.split())
 
 
+
+@pytest.mark.parametrize("server", ["http://deploy:s3cr3t-token@127.0.0.1:9", "http://s3cr3t-token@127.0.0.1:9",
+                                    "ftp://deploy:s3cr3t-token@127.0.0.1:9"])
+def test_credentials_in_the_server_url_are_never_printed(served: Served, server: str) -> None:
+    result = served.gate(NVIDIA, server=server)
+    assert result.returncode == 2 and "s3cr3t" not in result.stdout + result.stderr
+
 def test_a_server_url_without_http_is_an_error(served: Served) -> None:
     result = served.gate(NVIDIA, server="file:///etc/passwd")
     assert result.returncode == 2 and "http://" in result.stderr
@@ -132,6 +139,29 @@ def test_anything_but_a_clear_approval_fails_closed(tmp_path: Path, status: int,
     if says:
         assert says in " ".join(result.stderr.split())  # rich wraps long lines
 
+
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+def _approval(repo: str = NVIDIA, sha: str = SHA_A) -> bytes:
+    return json.dumps({"status": "approved", "approved": True, "repo": repo, "revision": sha}).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "args"),
+    [
+        (403, _approval(), ()),  # a refusal status with an approving body (a proxy, a bug): not an approval
+        (404, _approval(), ()),
+        (200, _approval(repo="evil/other"), ()),  # approves another repo
+        (200, _approval(sha=SHA_B), ("--revision", SHA_A)),  # approves another commit than the one asked for
+    ],
+)
+def test_an_approval_that_does_not_answer_the_question_fails_closed(status: int, body: bytes,
+                                                                     args: tuple[str, ...]) -> None:
+    with CannedServer(status, body) as url:
+        result = hfvet("gate", NVIDIA, *args, "--server", url, env={"HFVET_TOKEN": ""})
+    assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
 
 def test_the_remote_gate_imports_no_store_policy_or_scanner(served: Served) -> None:
     probe = ("import sys; from app.cli.main import main\n"

@@ -172,3 +172,26 @@ def test_history_of_an_unknown_repo_is_404(client: TestClient, vetted: None) -> 
 def test_history_of_a_malformed_repo_id_is_422(client: TestClient) -> None:
     response = client.get("/repos/bad--org/name")
     assert response.status_code == 422 and response.json()["error"]["code"] == "invalid-repo"
+
+
+def test_history_shows_a_reviewers_veto_as_the_gate_does(client: TestClient, store: Store) -> None:
+    from app.services.reviews import ReviewRequest, submit_review
+
+    default = policy("default")
+    save(store, report("nvidia/model", A, under=default))
+    submit_review(store, default, ReviewRequest("nvidia/model", A, "reject", "key leaked", "token:r", "reviewer"))
+    assert client.get("/gate", params={"repo": "nvidia/model", "revision": A}).status_code == 403
+    effective = client.get("/repos/nvidia/model").json()["revisions"][0]["reports"][0]["effective"]
+    assert effective["approved"] is False and effective["decided_by"] == "token:r (reviewer)"
+
+
+def test_the_listing_shows_a_reviewers_veto_as_the_gate_does(client: TestClient, store: Store) -> None:
+    from app.services.reviews import ReviewRequest, submit_review
+
+    default = policy("default")
+    save(store, report("nvidia/model", A, under=default))
+    save(store, report("nvidia/other", A, under=default))
+    submit_review(store, default, ReviewRequest("nvidia/model", A, "reject", "key leaked", "token:r", "reviewer"))
+    latest = {i["repo"]: i["latest"] for i in listing(client)["items"]}
+    assert latest["nvidia/model"]["approved"] is False and latest["nvidia/model"]["decided_by"] == "token:r (reviewer)"
+    assert latest["nvidia/other"]["approved"] is True

@@ -21,7 +21,7 @@ from app.db.repository import save_report
 from app.db.session import Store, upgrade
 from app.services.gating import gate
 from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
-from tests.integration.vetted import REJECT_REPO, REVIEW_REPO, Vetted, policy, vet_examples
+from tests.integration.vetted import APPROVE_REPO, REJECT_REPO, REVIEW_REPO, Vetted, policy, vet_examples
 
 DEFAULT = policy("default")
 
@@ -185,3 +185,17 @@ def test_concurrent_reviews_of_one_commit_serialize_and_the_newest_wins(
     # each review was decided against the one before it: never two of the same in a row
     assert all(a != b for a, b in itertools.pairwise(decisions))
     assert isinstance(answer(store, REVIEW_REPO, sha), Approved if decisions[-1] == "approve" else Denied)
+
+
+def test_a_reviewers_reject_survives_a_re_vet_of_the_same_commit(store: Store, vetted: Vetted) -> None:
+    # A vetter may re-vet any commit: that must not undo a reviewer's veto of it (vetter < reviewer).
+    sha = record(store, vetted.approve)
+    assert review(store, APPROVE_REPO, sha, "reject", reason="the uploader's key leaked") is False
+    record(store, vetted.approve)  # the same commit vetted again, the policy approves it again
+    refused = answer(store, APPROVE_REPO, sha)
+    assert isinstance(refused, Denied) and refused.outcome.reasons[0].endswith("the uploader's key leaked")
+    with pytest.raises(ReviewRefused) as again:
+        review(store, APPROVE_REPO, sha, "reject")
+    assert again.value.kind == "already-rejected"
+    assert review(store, APPROVE_REPO, sha, "approve", reason="key rotated, bytes re-checked") is True
+    assert isinstance(answer(store, APPROVE_REPO, sha), Approved)

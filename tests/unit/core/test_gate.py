@@ -53,3 +53,17 @@ def test_without_a_revision_the_newest_approved_wins() -> None:
 
 def test_is_commit() -> None:
     assert is_commit(A) and not is_commit("main") and not is_commit(A.upper()) and not is_commit(None)
+
+
+def test_without_a_revision_a_commit_rejected_since_its_approval_is_not_the_answer() -> None:
+    # A was approved, then re-vetted and rejected: the newest approved commit is B, not A.
+    outcomes = [outcome(B, True, 0), outcome(A, True, 1), outcome(A, False, 5)]
+    answer = decide_gate(None, None, outcomes)
+    assert isinstance(answer, Approved) and answer.outcome.sha == B
+    assert isinstance(decide_gate(None, None, [outcome(A, True, 0), outcome(A, False, 5)]), Denied)
+
+
+def test_a_moved_branch_never_names_a_commit_rejected_since() -> None:
+    answer = decide_gate("main", C, [outcome(B, True, 0), outcome(A, True, 1), outcome(A, False, 5)])
+    assert answer == Moved(C, outcome(B, True, 0))
+    assert decide_gate("main", C, [outcome(A, True, 0), outcome(A, False, 5)]) == NotVetted(C)

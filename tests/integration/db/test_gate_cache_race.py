@@ -1,0 +1,57 @@
+"""The gate cache on PostgreSQL, where ids are handed out at insert and rows become visible at commit.
+
+A write that took its id first but commits last must still move the store version, or a cached
+approval outlives the re-vet (or the reject) that revoked it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from app.db.repository import save_report
+from app.db.session import Store, upgrade
+from app.services.gating import GateCache, cached_gate
+from tests.integration.api.stored import policy, report, save
+from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+
+SHA = "a" * 40
+DEFAULT = policy("default")
+
+
+@pytest.fixture
+def pg_store() -> Iterator[Store]:
+    if not PG_URL:
+        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
+    for url in _fresh_postgres_database(PG_URL):
+        upgrade(url)
+        store = Store(url)
+        yield store
+        store.close()
+
+
+def _no_hub(repo: str, revision: str) -> str:
+    raise AssertionError("an exact commit must not touch the hub")
+
+
+@pytest.mark.postgres
+def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store) -> None:
+    cache = GateCache()
+
+    def status() -> str:
+        return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=_no_hub).status
+
+    save(pg_store, report("nvidia/model", SHA, under=DEFAULT))
+    assert status() == "approved"
+    later = threading.Thread(target=save, args=(pg_store, report("nvidia/other", SHA, under=DEFAULT)))
+    with pg_store.session() as slow:  # a re-vet that finds something: it takes its id first, commits last
+        save_report(slow, report("nvidia/model", SHA, b"EVIL", under=DEFAULT), requested_revision="main",
+                    actor="test")
+        later.start()  # another write, which would take a later id and commit first
+        later.join(1.0)
+        assert status() == "approved"  # the re-vet is not visible yet
+    later.join(30)
+    assert not later.is_alive()
+    assert status() == "denied"
