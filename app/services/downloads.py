@@ -204,12 +204,21 @@ def refuse_extras(fetched: Path, entries: list[ManifestEntry]) -> None:
 def install(fetched: Path, payload: Path, local_dir: Path, entries: list[ManifestEntry]) -> None:
     """Move the verified files in: one rename of a fresh folder, else file by file into the existing one."""
     if not local_dir.exists():
-        for entry in entries:
-            _move(fetched / entry.path, payload / entry.path)
-        os.rename(payload, local_dir)
+        try:
+            for entry in entries:
+                _move(fetched / entry.path, payload / entry.path)
+            os.rename(payload, local_dir)
+        except OSError as exc:  # staging is removed by the caller; DIR was never created
+            raise DownloadError(f"could not move the verified files into {local_dir}: {exc}") from exc
         return
+    moved: list[str] = []
     for entry in entries:
-        _move(fetched / entry.path, local_dir / entry.path)
+        try:
+            _move(fetched / entry.path, local_dir / entry.path)
+        except OSError as exc:  # an OS error half-way: say exactly which files are already in DIR
+            raise DownloadError(f"could not move {entry.path} into {local_dir}: {exc}; already moved there "
+                                f"({len(moved)}): {', '.join(moved) or 'none'} — do not use {local_dir}") from exc
+        moved.append(entry.path)
 
 
 def _move(source: Path, target: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -212,3 +213,34 @@ def test_a_destination_in_the_way_is_refused_before_any_fetch(origin: Path, dest
     assert calls == []
     assert not_a_folder.read_text() == "x"
 
+
+
+def test_an_os_error_while_moving_in_is_a_clear_error_naming_what_moved(
+    origin: Path, dest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def failing_second(src: Any, dst: Any) -> None:
+        calls.append(str(dst))
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(DownloadError, match=r"No space left on device; already moved there \(1\)"):
+        download("org/tiny", SHA, manifest_of(origin), dest, copier(origin))
+
+
+def test_an_os_error_into_a_fresh_folder_leaves_no_folder(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "deploy" / "fresh"
+
+    def no_rename(src: Any, dst: Any) -> None:
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "rename", no_rename)
+    with pytest.raises(DownloadError, match="Permission denied"):
+        download("org/tiny", SHA, manifest_of(origin), target, copier(origin))
+    assert not target.exists()
