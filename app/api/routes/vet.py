@@ -29,13 +29,16 @@ def post_vet(
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for the report.")] = 0,
 ) -> VetOut:
     """Resolve `revision` to its commit, queue one vet per (repo, commit, policy); 200 with the report if
-    it finishes within `wait`, else 202 with the job."""
+    it finishes within `wait`, 502 `vet-failed` (with the job) if it failed, else 202 with the job."""
     repo, revision = validation.repo_id(repo), validation.revision(revision)
     sha = app.resolve(repo, revision)  # hub errors map to clear 4xx/5xx; nothing is written before this
     job = app.jobs.submit(repo, revision, sha, requested_by=f"token:{who.name}")
     if wait > 0:
         job = app.jobs.wait(job.id, wait) or job
-    if job.finished:
+    if job.status == "failed":  # never a 2xx: a script that checks only the status must not read success
+        raise ApiError(502, "vet-failed", f"the vet of {repo}@{sha} failed: {job.error}",
+                       job=JobOut.of(job).model_dump(mode="json"))
+    if job.status == "done":
         response.status_code = 200
     return _out(app, job)
 
