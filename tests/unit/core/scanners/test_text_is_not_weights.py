@@ -80,7 +80,7 @@ def test_text_that_calls_an_unknown_callable_before_breaking_keeps_its_findings(
 
 
 def test_text_under_a_loader_name_is_judged_as_the_loader_reads_it(tmp_path: Path) -> None:
-    # pickle.load(open("model.pkl")) imports at.dog before BUILD breaks: the import counts.
+    # unpickling model.pkl (what its name asks for) imports at.dog before BUILD breaks: the import counts.
     report = _vet(tmp_path, {"model.pkl": b"cat\ndog\nbird\n", "pytorch_model.bin": b"0 cat\n1 dog\n"})
     assert {("pickle-unknown-global", "medium"), ("pickle-broken-stream", "high")} <= _rules(report, "model.pkl")
     # torch.load's legacy reading fails at the first POP, having run nothing: a low note.
