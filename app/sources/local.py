@@ -62,8 +62,22 @@ class LocalSource:
 
 def _read_regular(real: Path, offset: int, length: int) -> bytes:
     fd = os.open(real, _OPEN_FLAGS)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError("no longer a regular file (it changed after listing)")
-        fh.seek(offset)
-        return fh.read(length)
+        return _pread_all(fd, offset, length)
+    finally:
+        os.close(fd)
+
+
+def _pread_all(fd: int, offset: int, length: int) -> bytes:
+    """Exactly the bytes asked for (fewer only at end of file): no read-ahead buffer for tiny reads."""
+    chunks: list[bytes] = []
+    while length > 0:
+        data = os.pread(fd, length, offset)
+        if not data:
+            break
+        chunks.append(data)
+        offset += len(data)
+        length -= len(data)
+    return b"".join(chunks)
