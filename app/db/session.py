@@ -14,9 +14,15 @@ from sqlalchemy.orm import Session, sessionmaker
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
+def ensure_sqlite_folder(url: str) -> None:
+    """A SQLite file's folder must exist before anything opens it (the default path is per user)."""
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        ensure_sqlite_folder(url)
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -39,6 +45,7 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str) -> None:
     """Bring the schema at ``url`` to the newest migration."""
+    ensure_sqlite_folder(url)
     command.upgrade(alembic_config(url), "head")
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
@@ -72,3 +75,14 @@ def test_a_failed_write_leaves_nothing_behind(store_url: str) -> None:
     with store.session() as session:
         assert reports_for(session, "acme/model") == []
     store.close()
+
+
+def test_the_default_sqlite_store_is_created_on_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.services.store import open_store
+    from app.settings import Settings
+
+    monkeypatch.delenv("HFVET_DATABASE_URL")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "fresh" / "share"))  # no folder yet: a new machine
+    store = open_store(Settings())
+    store.close()
+    assert (tmp_path / "fresh" / "share" / "hfvet" / "hfvet.db").is_file()
