@@ -33,19 +33,22 @@ class Entry(NamedTuple):
 
 
 @functools.cache
-def entries() -> dict[str, Entry]:
+def entries() -> dict[str, list[str]]:
+    """name -> [category, kind, next hop, sink], the JSON lists as parsed (no per-entry objects:
+    the first lookup pays only the parse)."""
     # A missing or broken file raises: silently losing the denylist would weaken every verdict.
-    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
-    found = {name: Entry(category, kind, sink)
-             for section in data["derived"].values()
-             for name, (category, kind, _next_hop, sink) in section.items()}
+    data = json.loads(DATA_FILE.read_bytes())
+    found: dict[str, list[str]] = {}
+    for section in data["derived"].values():
+        found.update(section)
     for name, (category, does, _why_missed) in data["hand_picked"].items():
-        found.setdefault(name, Entry(category, "hand-picked", does))
+        found.setdefault(name, [category, "hand-picked", "", does])
     return found
 
 
 def lookup(dotted: str) -> Entry | None:
-    return entries().get(dotted)
+    raw = entries().get(dotted)
+    return None if raw is None else Entry(raw[0], raw[1], raw[3])
 
 
 def module_import(module: str) -> tuple[str, Entry] | None:
@@ -53,7 +56,7 @@ def module_import(module: str) -> tuple[str, Entry] | None:
     parts = module.split(".")
     for i in range(1, len(parts) + 1):
         prefix = ".".join(parts[:i])
-        entry = entries().get(prefix)
+        entry = lookup(prefix)
         if entry is not None and entry.kind == MODULE_IMPORT:
             return prefix, entry
     return None
