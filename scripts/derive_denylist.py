@@ -17,17 +17,26 @@ How the list is derived
    classes (an over-approximation kept inside one module). A sink passed as a value
    (``map(os.unlink, ...)``, ``target=os.system``) is an edge too. A class's edges are the methods
    a load can run on it: ``__new__``/``__init__`` (a call), ``__setstate__`` (BUILD), ``__del__``.
-   A module's top-level statements form a node named after the module: what importing it runs.
+   A module's top-level statements (minus its ``__main__`` block) form a node named after the
+   module: what importing it runs. Not edges: ``compile()`` in a body that names
+   ``PyCF_ONLY_AST`` (``ast.parse`` builds a tree, never code), the callees in ``NOT_EDGES``
+   (each with its reason), ``isinstance``/``issubclass`` checks against sink types, and the
+   str, container and file method names when the object's type is unknown.
 3. **Walk.** A breadth-first walk back from the sinks, at most ``MAX_DEPTH`` calls deep, marks
    every node that reaches one, keeping the shortest derivation path and its sink's category.
-   Aliases (``m.name`` bound by ``from x import name``) inherit their target's entry.
+   Aliases (``m.name`` bound by ``from x import name``) inherit their target's entry. Each entry
+   is written as ``[category, kind, next hop, sink]``; ``--explain`` follows the hops.
+4. **Hand-picked.** ``HAND_PICKED`` keeps what the walk cannot see (C functions that call their
+   arguments, libraries not parsed here), each with what a call does and why it is missed; an
+   entry the walk derives is dropped from that list.
 
 Sources: the stdlib of the running Python (``sys.stdlib_module_names``, test suites excluded) is
 always derived; ``--source NAME=DIR`` adds a third-party package parsed from a directory (an
 installed copy or a checked-out repository, e.g. numpy, joblib, keras). The output records each
-source's version. ``--check`` re-derives the stdlib part and fails if the shipped file differs.
+source's version. ``--check`` re-derives the stdlib part and fails if the shipped file differs
+(exit 2, not comparable, on another CPython release or stdlib layout).
 
-Regenerate:  python scripts/derive_denylist.py --source numpy=DIR --source joblib=DIR ...
+Regenerate:  python scripts/derive_denylist.py --source numpy=DIR@VERSION --source joblib=DIR@VERSION ...
 Review:      python scripts/derive_denylist.py --explain NAME   (the path of one entry)
 """
 
