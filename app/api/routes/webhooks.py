@@ -42,8 +42,8 @@ async def huggingface_webhook(
     event asks for nothing (a deleted ref, a dataset or Space, no refs)."""
     _check_secret(reveal(app.settings.webhook_secret), x_webhook_secret)
     plan = webhook_payload.plan(webhook_payload.parse(await _bounded_body(request)))
-    jobs = await run_in_threadpool(
-        lambda: [app.jobs.submit(t.repo, t.revision, t.sha, requested_by=REQUESTED_BY) for t in plan.targets])
+    wanted = [(t.repo, t.revision, t.sha) for t in plan.targets]  # one transaction: all queued, or none (503)
+    jobs = await run_in_threadpool(lambda: app.jobs.submit_all(wanted, requested_by=REQUESTED_BY)) if wanted else []
     if not jobs:
         response.status_code = 200
     return WebhookOut(queued=[JobOut.of(job) for job in jobs], ignored=plan.ignored)
