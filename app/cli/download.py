@@ -39,6 +39,7 @@ def download_cmd(
     """Download an approved revision: exactly its vetted files, each checked against the approved hashes.
 
     The gate answers first, under the active policy: from the local store, or from --server / HFVET_SERVER.
+
     A refused gate fetches nothing; so does a server answer that is not a clear, well-formed approval.
 
     Files are fetched at the approved commit (HF_ENDPOINT, HF_TOKEN) into a staging folder beside --local-dir.
