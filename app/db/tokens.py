@@ -95,8 +95,7 @@ def revoke(session: Session, name: str, actor: str) -> bool:
 
 def listing(session: Session) -> list[TokenInfo]:
     rows = session.execute(select(TokenRow).order_by(TokenRow.created_at)).scalars()
-    return [TokenInfo(r.name, r.role, _utc(r.created_at) or r.created_at, _utc(r.revoked_at), _utc(r.expires_at))
-            for r in rows]
+    return [TokenInfo(r.name, r.role, _aware(r.created_at), _utc(r.revoked_at), _utc(r.expires_at)) for r in rows]
 
 
 def live_count(session: Session, now: datetime | None = None) -> int:
@@ -107,8 +106,12 @@ def live_count(session: Session, now: datetime | None = None) -> int:
 
 
 def _expired(expires_at: datetime | None, now: datetime) -> bool:
-    return expires_at is not None and _utc(expires_at) <= now  # type: ignore[operator]
+    return expires_at is not None and _aware(expires_at) <= now
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)  # SQLite drops the zone
+    return None if value is None else _aware(value)
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)  # SQLite drops the zone
