@@ -1,0 +1,286 @@
+"""Hard-benign corpus (issue 11): files real repos ship, written the way their libraries write them.
+
+Each case must never be rejected, at any tier. Under the default policy a vendor-official repo is
+approved where the content is plainly data (state dicts, arrays, labels, metadata) and goes to
+review, for the stated policy rule, where a load really would call classes no allowlist vouches
+for (a Trainer's ``training_args.bin``, a scikit-learn estimator). Built at test time; payloads
+are ordinary values; nothing is ever loaded.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import json
+import pickle
+import random
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tests.corpus import joblib_writer, torch_writer
+from tests.corpus.registry import Case, one_file, register_all
+from tests.corpus.stand_ins import Device, instance, modules, stand_in, stand_in_enum
+from tests.corpus.torch_writer import Tensor
+
+FAMILY = "hard-benign"
+UNKNOWN_CALLS = "unknown-pickle-global"  # the default policy's rule for calls no allowlist vouches for
+
+
+# -- transformers Trainer: training_args.bin is torch.save(self.args) of the TrainingArguments dataclass
+def _training_args() -> tuple[Any, tuple[Any, ...]]:
+    """TrainingArguments as a Trainer saves it: a dataclass whose __dict__ holds str enums
+    (ExplicitEnum pickles as ``cls(value)``), lists, dicts, paths, a nested AcceleratorConfig
+    dataclass, the cached ``_setup_devices`` torch.device and accelerate's PartialState (a Borg
+    whose shared __dict__ holds the DistributedType enum and the device)."""
+    utils = "transformers.trainer_utils"
+    interval = stand_in_enum(utils, "IntervalStrategy", {"NO": "no", "STEPS": "steps", "EPOCH": "epoch"})
+    save = stand_in_enum(utils, "SaveStrategy", {"STEPS": "steps", "BEST": "best"})
+    hub = stand_in_enum(utils, "HubStrategy", {"EVERY_SAVE": "every_save", "END": "end"})
+    scheduler = stand_in_enum(utils, "SchedulerType", {"LINEAR": "linear", "COSINE": "cosine"})
+    optim = stand_in_enum("transformers.training_args", "OptimizerNames", {"ADAMW_TORCH": "adamw_torch"})
+    dist = stand_in_enum("accelerate.utils.dataclasses", "DistributedType", {"MULTI_GPU": "MULTI_GPU"})
+    args_cls = stand_in("transformers.training_args", "TrainingArguments")
+    accel_cls = stand_in("transformers.trainer_pt_utils", "AcceleratorConfig")
+    state_cls = stand_in("accelerate.state", "PartialState")
+    device = Device("cuda", 0)
+    state = instance(state_cls, _cpu=False, backend="nccl", device=device, debug=False,
+                     distributed_type=dist.MULTI_GPU, num_processes=2, process_index=0,  # type: ignore[attr-defined]
+                     local_process_index=0, fork_launched=False)
+    accel = instance(accel_cls, split_batches=False, dispatch_batches=None, even_batches=True,
+                     use_seedable_sampler=True, non_blocking=False, gradient_accumulation_kwargs=None,
+                     use_configured_state=False)
+    out = "/root/autodl-tmp/outputs/bert-base-chinese-finetuned"  # cloud notebooks run as root
+    args = instance(
+        args_cls, output_dir=out, overwrite_output_dir=False, do_train=True, do_eval=True,
+        eval_strategy=interval.STEPS, save_strategy=save.STEPS, logging_strategy=interval.STEPS,  # type: ignore[attr-defined]
+        hub_strategy=hub.EVERY_SAVE, lr_scheduler_type=scheduler.LINEAR, optim=optim.ADAMW_TORCH,  # type: ignore[attr-defined]
+        learning_rate=5e-5, weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.999, num_train_epochs=3.0,
+        max_steps=-1, warmup_ratio=0.0, lr_scheduler_kwargs={}, logging_dir=f"{out}/runs/Dec01_10-00-00_gpu-0",
+        logging_steps=500, save_steps=500, save_total_limit=2, seed=42, bf16=True, fp16=False,
+        report_to=["tensorboard", "wandb"], run_name=out, hub_model_id="acme/bert-base-chinese-finetuned",
+        hub_token=None, push_to_hub=True, resume_from_checkpoint=None, fsdp=[], debug=[],
+        fsdp_config={"min_num_params": 0, "xla": False, "xla_fsdp_v2": False, "xla_fsdp_grad_ckpt": False},
+        accelerator_config=accel, deepspeed=None, deepspeed_plugin=None, ddp_timeout=1800,
+        dataloader_num_workers=4, label_names=None, include_for_metrics=[], torch_compile=False,
+        _n_gpu=1, _setup_devices=device, distributed_state=state,
+    )
+    return args, (args_cls, accel_cls, state_cls, interval, save, hub, scheduler, optim, dist, Device)
+
+
+def training_args_raw() -> bytes:
+    args, classes = _training_args()
+    with modules(*classes):
+        return pickle.dumps(args, protocol=2)  # torch.save's protocol
+
+
+def training_args_zip() -> bytes:
+    """torch >= 1.6 writes the same pickle as training_args/data.pkl in a zip (no tensors)."""
+    args, classes = _training_args()
+    with modules(*classes):
+        return torch_writer.save_zip(args, "training_args")
+
+
+# -- scikit-learn models, written by joblib.dump and by pickle.dump
+def _sklearn_pipeline() -> tuple[Any, tuple[Any, ...]]:
+    """Pipeline([("scaler", StandardScaler()), ("clf", LogisticRegression())]) after fit():
+    BaseEstimator.__getstate__ adds _sklearn_version; fitted attributes end in "_";
+    classes_ of string labels and feature_names_in_ (fit on a DataFrame) are object arrays."""
+    pipe_cls = stand_in("sklearn.pipeline", "Pipeline")
+    scaler_cls = stand_in("sklearn.preprocessing._data", "StandardScaler")
+    logreg_cls = stand_in("sklearn.linear_model._logistic", "LogisticRegression")
+    features = np.array(["sepal_length", "sepal_width", "petal_length", "petal_width"], dtype=object)
+    scaler = instance(scaler_cls, with_mean=True, with_std=True, copy=True, feature_names_in_=features,
+                      n_features_in_=4, n_samples_seen_=np.int64(150), mean_=np.linspace(1, 6, 4),
+                      var_=np.linspace(0.1, 3, 4), scale_=np.sqrt(np.linspace(0.1, 3, 4)),
+                      _sklearn_version="1.5.2")
+    clf = instance(logreg_cls, penalty="l2", dual=False, tol=1e-4, C=1.0, fit_intercept=True,
+                   intercept_scaling=1, class_weight=None, random_state=0, solver="lbfgs", max_iter=100,
+                   multi_class="deprecated", verbose=0, warm_start=False, n_jobs=None, l1_ratio=None,
+                   n_features_in_=4, classes_=np.array(["setosa", "versicolor", "virginica"], dtype=object),
+                   n_iter_=np.array([17], dtype=np.int32), coef_=np.arange(12, dtype="f8").reshape(3, 4),
+                   intercept_=np.zeros(3), _sklearn_version="1.5.2")
+    pipe = instance(pipe_cls, steps=[("scaler", scaler), ("clf", clf)], memory=None, verbose=False,
+                    _sklearn_version="1.5.2")
+    return pipe, (pipe_cls, scaler_cls, logreg_cls)
+
+
+def sklearn_joblib() -> bytes:
+    pipe, classes = _sklearn_pipeline()
+    return joblib_writer.dump(pipe, *classes)
+
+
+def sklearn_pickle() -> bytes:
+    pipe, classes = _sklearn_pipeline()
+    with modules(*classes):
+        return pickle.dumps(pipe, protocol=4)
+
+
+# -- torch checkpoints
+def _bert_state_dict(layers: int) -> collections.OrderedDict[str, Tensor]:
+    """A BERT-style state dict: 5 embedding tensors, 16 per layer, a pooler: 16 * layers + 7."""
+    hidden = 8  # tiny tensors: the shape of the pickle matters, not the size of the weights
+    names: list[tuple[str, tuple[int, ...]]] = [
+        ("bert.embeddings.word_embeddings.weight", (32, hidden)),
+        ("bert.embeddings.position_embeddings.weight", (16, hidden)),
+        ("bert.embeddings.token_type_embeddings.weight", (2, hidden)),
+        ("bert.embeddings.LayerNorm.weight", (hidden,)), ("bert.embeddings.LayerNorm.bias", (hidden,)),
+    ]
+    for i in range(layers):
+        pre = f"bert.encoder.layer.{i}"
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense", "intermediate.dense", "output.dense"):
+            names += [(f"{pre}.{part}.weight", (hidden, hidden)), (f"{pre}.{part}.bias", (hidden,))]
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            names += [(f"{pre}.{norm}.weight", (hidden,)), (f"{pre}.{norm}.bias", (hidden,))]
+    names += [("bert.pooler.dense.weight", (hidden, hidden)), ("bert.pooler.dense.bias", (hidden,))]
+    state = collections.OrderedDict((name, Tensor(shape, fill=i % 251)) for i, (name, shape) in enumerate(names))
+    state._metadata = collections.OrderedDict([("", {"version": 1})])  # type: ignore[attr-defined]
+    return state
+
+
+def legacy_pytorch_model_bin() -> bytes:
+    """A pre-1.6 pytorch_model.bin: 24 layers, 391 tensors, one storage each."""
+    return torch_writer.save_legacy(_bert_state_dict(24))
+
+
+def zip_checkpoint_with_optimizer() -> bytes:
+    """A training checkpoint: model, AdamW state (step, exp_avg, exp_avg_sq per parameter),
+    param_groups, scheduler state, epoch and step counters, as people torch.save them."""
+    model = _bert_state_dict(2)
+    state = {i: {"step": Tensor((), fill=10), "exp_avg": Tensor(t.shape), "exp_avg_sq": Tensor(t.shape)}
+             for i, t in enumerate(list(model.values())[:6])}
+    group = {"lr": 5e-5, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01, "amsgrad": False,
+             "foreach": None, "maximize": False, "capturable": False, "differentiable": False,
+             "fused": None, "params": list(range(6))}
+    scheduler = {"base_lrs": [5e-5], "last_epoch": 1000, "_step_count": 1001, "verbose": False,
+                 "_get_lr_called_within_step": False, "_last_lr": [4.2e-5], "lr_lambdas": [None]}
+    checkpoint = {"model": model, "optimizer": {"state": state, "param_groups": [group]},
+                  "lr_scheduler": scheduler, "epoch": 3, "global_step": 1000, "best_metric": 0.91}
+    return torch_writer.save_zip(checkpoint, "checkpoint")
+
+
+def rng_state_pth() -> bytes:
+    """Trainer's rng_state.pth: python's random state (ints), numpy's (an array, by numpy's own
+    reduce), torch's CPU generator state (a ByteTensor)."""
+    np_state = np.random.RandomState(0).get_state()
+    rng = {"python": random.Random(0).getstate(), "numpy": np_state,
+           "cpu": Tensor((5056,), storage="ByteStorage", fill=7)}
+    return torch_writer.save_zip(rng, "rng_state")
+
+
+# -- numpy, GGUF, safetensors
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+def embeddings_npz() -> bytes:
+    """np.savez_compressed of sentence embeddings, their ids and a label vocabulary."""
+    out = io.BytesIO()
+    np.savez_compressed(out, embeddings=np.ones((64, 32), dtype="f2"), ids=np.arange(64, dtype="i8"),
+                        labels=np.array(["neg", "neu", "pos"]), mask=np.ones(64, dtype=bool))
+    return out.getvalue()
+
+
+def gguf_with_metadata() -> bytes:
+    """A llama.cpp GGUF: architecture keys, a token list and the Llama-3 chat template."""
+    import gguf
+
+    template = ("{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>"
+                "\\n\\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
+                "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.gguf"
+        writer = gguf.GGUFWriter(str(path), "llama")
+        writer.add_name("Tiny Llama")
+        writer.add_context_length(2048)
+        writer.add_tokenizer_model("gpt2")
+        writer.add_token_list(["<|begin_of_text|>", "hello", "world", "<|eot_id|>"])
+        writer.add_chat_template(template)
+        writer.add_string("general.source.url", "https://huggingface.co/meta-llama/Llama-3.2-1B")
+        writer.add_tensor("token_embd.weight", np.ones((4, 8), dtype=np.float32))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        return path.read_bytes()
+
+
+def safetensors_with_metadata() -> bytes:
+    """safetensors as save_file writes it, with __metadata__ the way PEFT/mergekit fill it."""
+    tensors = {"model.embed_tokens.weight": ("BF16", [4, 8]), "lm_head.weight": ("F32", [4, 8])}
+    header: dict[str, Any] = {"__metadata__": {
+        "format": "pt", "base_model": "meta-llama/Llama-3.2-1B",
+        "mergekit": json.dumps({"merge_method": "slerp", "models": ["https://huggingface.co/a/b"]})}}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        size = shape[0] * shape[1] * (2 if dtype == "BF16" else 4)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)  # safetensors pads the header to 8 bytes with spaces
+    return struct.pack("<Q", len(raw)) + raw + b"\x00" * offset
+
+
+# -- text beside the weights whose first bytes are pickle opcodes (c GLOBAL, ( MARK, 0 POP, I INT...)
+TEXT = {
+    # `ctranslate2\nsentencepiece\n` is GLOBAL translate2.sentencepiece, then EOF: an unpinned
+    # requirements file of a CTranslate2 conversion
+    "requirements.txt": "ctranslate2\nsentencepiece\ntransformers\ntorch\n",
+    "requirements-dev.txt": "-r requirements.txt\ncolorama\ncython\n(optional) see README\n",
+    "labels.txt": "(background)\nperson\nbicycle\ncar\nmotorcycle\n",
+    "class_names.txt": "cls_0\ncls_1\ncls_2\n",
+    "vocab.txt": "c\nca\ncat\n##s\n[UNK]\n",  # a WordPiece vocab sorted so "c..." comes first
+    "merges.txt": "c at\nca t\nI n\n0 0\n",
+    "synset_words.txt": "n01440764 tench, Tinca tinca\nn01443537 goldfish, Carassius auratus\n",
+    "label_map.pbtxt": "item {\n  id: 1\n  name: 'cat'\n}\n",
+}
+
+
+def _text(name: str) -> Case:
+    return Case(FAMILY, f"text-{name}", "benign", one_file(name, lambda: TEXT[name].encode()),
+                why="text whose first bytes parse as pickle opcodes", vendor="approve")
+
+
+register_all([
+    Case(FAMILY, "trainer-training-args-zip", "benign", one_file("training_args.bin", training_args_zip),
+         why="torch.save(self.args): TrainingArguments, enums, AcceleratorConfig, PartialState",
+         vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "trainer-training-args-raw", "benign", one_file("training_args.bin", training_args_raw),
+         why="the same pickle as a bare protocol-2 stream (torch.save(..., _use_new_zipfile_serialization=False))",
+         vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "sklearn-pipeline-joblib", "benign", one_file("model.joblib", sklearn_joblib),
+         why="joblib.dump(Pipeline): NumpyArrayWrapper + raw arrays, object arrays as nested pickles",
+         vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "sklearn-pipeline-pickle", "benign", one_file("sklearn_model.pkl", sklearn_pickle),
+         why="pickle.dump(Pipeline, protocol=4): numpy arrays by numpy's own reduce",
+         vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "legacy-pytorch-model-bin-391-tensors", "benign",
+         one_file("pytorch_model.bin", legacy_pytorch_model_bin),
+         why="pre-1.6 torch.save: five pickles then raw storages", vendor="approve"),
+    Case(FAMILY, "zip-checkpoint-with-optimizer", "benign", one_file("checkpoint.pt", zip_checkpoint_with_optimizer),
+         why="model + AdamW state + scheduler state", vendor="approve"),
+    Case(FAMILY, "trainer-rng-state", "benign", one_file("rng_state.pth", rng_state_pth),
+         why="python/numpy/torch RNG states", vendor="approve"),
+    Case(FAMILY, "npy-float16-matrix", "benign", one_file("embeddings.npy", lambda: _npy(np.ones((128, 16), "f2"))),
+         vendor="approve"),
+    Case(FAMILY, "npy-fortran-order", "benign",
+         one_file("projection.npy", lambda: _npy(np.asfortranarray(np.ones((8, 4))))), vendor="approve"),
+    Case(FAMILY, "npz-compressed-embeddings", "benign", one_file("embeddings.npz", embeddings_npz),
+         vendor="approve"),
+    Case(FAMILY, "gguf-with-chat-template", "benign", one_file("model-Q4_K_M.gguf", gguf_with_metadata),
+         why="GGUF metadata with a Llama-3 chat template and a source URL", vendor="approve"),
+    Case(FAMILY, "safetensors-with-metadata", "benign", one_file("model.safetensors", safetensors_with_metadata),
+         why="__metadata__ with base_model and a mergekit JSON holding a URL", vendor="approve"),
+    *(_text(name) for name in TEXT),
+    Case(FAMILY, "trainer-output-repo", "benign",
+         lambda: {"config.json": b'{"architectures": ["BertForSequenceClassification"], "id2label": {"0": "neg"}}',
+                  "model.safetensors": safetensors_with_metadata(), "training_args.bin": training_args_zip(),
+                  "vocab.txt": TEXT["vocab.txt"].encode(), "README.md": b"# bert-finetuned\n\npip install transformers\n"},
+         why="what Trainer.push_to_hub uploads", vendor="review", reason=UNKNOWN_CALLS),
+])
