@@ -281,6 +281,7 @@ register_all([
     Case(FAMILY, "trainer-output-repo", "benign",
          lambda: {"config.json": b'{"architectures": ["BertForSequenceClassification"], "id2label": {"0": "neg"}}',
                   "model.safetensors": safetensors_with_metadata(), "training_args.bin": training_args_zip(),
-                  "vocab.txt": TEXT["vocab.txt"].encode(), "README.md": b"# bert-finetuned\n\npip install transformers\n"},
+                  "vocab.txt": TEXT["vocab.txt"].encode(),
+                  "README.md": b"# bert-finetuned\n\npip install transformers\n"},
          why="what Trainer.push_to_hub uploads", vendor="review", reason=UNKNOWN_CALLS),
 ])

@@ -43,12 +43,14 @@ def _savedmodel() -> list[Case]:
     return [
         Case("savedmodel", "pyfunc-and-writefile", "hostile", one_file("saved_model.pb", lambda: hostile_pb),
              why="PyFunc runs Python when the graph runs", rule="savedmodel-python-op"),
-        Case("benign-samples", "savedmodel-matmul", "benign", one_file("saved_model.pb", lambda: benign_pb)),
+        Case("benign-samples", "savedmodel-matmul", "benign", one_file("saved_model.pb", lambda: benign_pb),
+             vendor="approve"),
     ]
 
 
 def _benign() -> list[Case]:
-    samples = [Case("benign-samples", s.name, "benign", one_file(s.filename, s.build)) for s in benign.SAMPLES]
+    samples = [Case("benign-samples", s.name, "benign", one_file(s.filename, s.build), vendor="approve")
+               for s in benign.SAMPLES]
     text = [Case("benign-text", name, "benign", one_file(name, lambda t=text: t.encode()), vendor="approve")
             for name, text in text_shapes.SHAPES.items()]
     return samples + text

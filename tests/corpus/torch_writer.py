@@ -109,7 +109,7 @@ class _Pickler(pickle.Pickler):
         if not isinstance(obj, Tensor):
             return NotImplemented
         stride = tuple(_stride(obj.shape))
-        args = (_Storage(obj), 0, Size(obj.shape), stride, False, collections.OrderedDict())
+        args: tuple[Any, ...] = (_Storage(obj), 0, Size(obj.shape), stride, False, collections.OrderedDict())
         if obj.parameter:
             return (_rebuild_parameter, (_Rebuilt((_rebuild_tensor_v2, args)), True, collections.OrderedDict()))
         return (_rebuild_tensor_v2, args)
