@@ -9,9 +9,12 @@ are ordinary values; nothing is ever loaded.
 
 from __future__ import annotations
 
+import argparse
 import collections
+import datetime
 import io
 import json
+import pathlib
 import pickle
 import random
 import struct
@@ -172,6 +175,60 @@ def rng_state_pth() -> bytes:
     return torch_writer.save_zip(rng, "rng_state")
 
 
+def lightning_ckpt() -> bytes:
+    """A PyTorch Lightning 1.x ``.ckpt`` (torch.save of a dict): with omegaconf installed, 1.x
+    saved ``model.hparams`` itself, an AttributeDict (a dict subclass: NEWOBJ, then SETITEMS
+    through its own __setitem__) holding paths; ModelCheckpoint's state holds more paths."""
+    attribute_dict = stand_in("pytorch_lightning.utilities.parsing", "AttributeDict", (dict,))
+    hparams = attribute_dict(lr=1e-3, model_name="bert-base-uncased", data_dir="/root/data/glue",
+                             cache_dir="~/.cache/huggingface", batch_size=32)
+    best = "/root/checkpoints/epoch=3-step=1000.ckpt"
+    callback = {"monitor": "val_loss", "best_model_score": Tensor((), fill=1), "best_model_path": best,
+                "current_score": Tensor((), fill=1), "dirpath": "/root/checkpoints",
+                "best_k_models": {best: Tensor(())},
+                "kth_best_model_path": best, "kth_value": Tensor(()), "last_model_path": ""}
+    checkpoint = {
+        "epoch": 3, "global_step": 1000, "pytorch-lightning_version": "1.1.8",
+        "state_dict": _bert_state_dict(1),
+        "callbacks": {"ModelCheckpoint{'monitor': 'val_loss', 'mode': 'min'}": callback},
+        "optimizer_states": [{"state": {}, "param_groups": [{"lr": 1e-3, "params": [0, 1]}]}],
+        "lr_schedulers": [], "hparams_name": "kwargs", "hyper_parameters": hparams,
+    }
+    with modules(attribute_dict):
+        return torch_writer.save_zip(checkpoint, "last")
+
+
+def checkpoint_with_plain_python_values() -> bytes:
+    """What scripts put beside the weights: argparse args holding pathlib paths (PosixPath
+    pickles as ``pathlib.PosixPath('/root', 'out')``: a call with path arguments), datetimes,
+    a timedelta and numpy scalars (``numpy._core.multiarray.scalar(dtype, bytes)``)."""
+    args = argparse.Namespace(output_dir=pathlib.PurePosixPath("/root/out/run1"),
+                              data=pathlib.PosixPath("data/x.jsonl"), seed=42, fp16=True)
+    checkpoint = {"model": _bert_state_dict(1), "args": args, "saved_at": datetime.datetime(2024, 5, 1, 12, 0),
+                  "timeout": datetime.timedelta(seconds=1800), "best_metric": np.float64(0.91), "step": np.int64(1000)}
+    return torch_writer.save_zip(checkpoint, "model")
+
+
+def numpy_random_states() -> bytes:
+    """Estimators keep ``random_state_``: a RandomState and a Generator pickle through
+    ``numpy.random._pickle`` constructors that take a bit-generator name."""
+    return pickle.dumps({"random_state_": np.random.RandomState(0), "rng": np.random.default_rng(0)}, protocol=4)
+
+
+def _npy_pickled(value: object) -> bytes:
+    out = io.BytesIO()
+    np.save(out, np.array(value, dtype=object), allow_pickle=True)  # an object array: a pickle after the header
+    return out.getvalue()
+
+
+def tree_nodes_pickle() -> bytes:
+    """sklearn's tree nodes: a structured array of 8 fields, pickled by numpy's own reduce."""
+    nodes = np.zeros(7, dtype=[("left_child", "<i8"), ("right_child", "<i8"), ("feature", "<i8"),
+                               ("threshold", "<f8"), ("impurity", "<f8"), ("n_node_samples", "<i8"),
+                               ("weighted_n_node_samples", "<f8"), ("missing_go_to_left", "u1")])
+    return pickle.dumps({"nodes": nodes, "values": np.zeros((7, 1, 3))}, protocol=4)
+
+
 # -- numpy, GGUF, safetensors
 def _npy(array: np.ndarray) -> bytes:
     out = io.BytesIO()
@@ -267,6 +324,22 @@ register_all([
          why="model + AdamW state + scheduler state", vendor="approve"),
     Case(FAMILY, "trainer-rng-state", "benign", one_file("rng_state.pth", rng_state_pth),
          why="python/numpy/torch RNG states", vendor="approve"),
+    Case(FAMILY, "lightning-1x-ckpt", "benign", one_file("last.ckpt", lightning_ckpt),
+         why="hyper_parameters as an AttributeDict of paths; ModelCheckpoint paths",
+         vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "checkpoint-with-paths-datetimes-numpy-scalars", "benign",
+         one_file("model.pt", checkpoint_with_plain_python_values),
+         why="pathlib, datetime and numpy scalar reductions beside a state dict", vendor="approve"),
+    Case(FAMILY, "numpy-random-states", "benign", one_file("random_state.pkl", numpy_random_states),
+         why="numpy.random._pickle constructors", vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "npy-object-labels", "benign",
+         one_file("label_classes.npy", lambda: _npy_pickled(["negative", "neutral", "positive"])),
+         why="np.save(LabelEncoder.classes_): an object array, so a pickle of strings", vendor="approve"),
+    Case(FAMILY, "npy-pickled-dict", "benign",
+         one_file("config.npy", lambda: _npy_pickled({"vocab": ["a", "b"], "dim": 300})),
+         why="np.save of a dict (a 0-d object array)", vendor="approve"),
+    Case(FAMILY, "sklearn-tree-nodes", "benign", one_file("tree.pkl", tree_nodes_pickle),
+         why="a structured dtype with 8 fields", vendor="approve"),
     Case(FAMILY, "npy-float16-matrix", "benign", one_file("embeddings.npy", lambda: _npy(np.ones((128, 16), "f2"))),
          vendor="approve"),
     Case(FAMILY, "npy-fortran-order", "benign",
