@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.corpus import joblib_writer, torch_writer
+from tests.corpus import flax_writer, joblib_writer, torch_writer
 from tests.corpus.registry import Case, one_file, register_all
 from tests.corpus.stand_ins import Device, instance, modules, stand_in, stand_in_enum
 from tests.corpus.torch_writer import Tensor
@@ -340,6 +340,10 @@ register_all([
          why="np.save of a dict (a 0-d object array)", vendor="approve"),
     Case(FAMILY, "sklearn-tree-nodes", "benign", one_file("tree.pkl", tree_nodes_pickle),
          why="a structured dtype with 8 fields", vendor="approve"),
+    *(Case(FAMILY, f"flax-msgpack-{n}-modules", "benign", one_file("flax_model.msgpack",
+                                                                  lambda n=n: flax_writer.bert_params(n)),
+           why=f"a msgpack map of {n} starts with byte {0x80 | n:#x}, a pickle opcode", vendor="approve")
+      for n in (1, 2, 3)),
     Case(FAMILY, "npy-float16-matrix", "benign", one_file("embeddings.npy", lambda: _npy(np.ones((128, 16), "f2"))),
          vendor="approve"),
     Case(FAMILY, "npy-fortran-order", "benign",
