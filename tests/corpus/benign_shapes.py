@@ -10,15 +10,20 @@ are ordinary values; nothing is ever loaded.
 from __future__ import annotations
 
 import argparse
+import bz2
 import collections
 import datetime
+import gzip
 import io
 import json
 import pathlib
 import pickle
 import random
 import struct
+import tarfile
 import tempfile
+import typing
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +119,14 @@ def _sklearn_pipeline() -> tuple[Any, tuple[Any, ...]]:
 def sklearn_joblib() -> bytes:
     pipe, classes = _sklearn_pipeline()
     return joblib_writer.dump(pipe, *classes)
+
+
+def sklearn_joblib_compressed(kind: str) -> bytes:
+    """joblib.dump(..., compress=3 | "gzip" | "bz2" | "xz"): the same stream, compressed whole."""
+    raw = sklearn_joblib()
+    packers = {"zlib": lambda: zlib.compress(raw, 3), "gzip": lambda: gzip.compress(raw),
+               "bz2": lambda: bz2.compress(raw), "xz": lambda: __import__("lzma").compress(raw)}
+    return packers[kind]()
 
 
 def sklearn_pickle() -> bytes:
@@ -229,6 +242,46 @@ def tree_nodes_pickle() -> bytes:
     return pickle.dumps({"nodes": nodes, "values": np.zeros((7, 1, 3))}, protocol=4)
 
 
+def nemo_dictconfig_ckpt() -> bytes:
+    """A NeMo/Lightning 2.x ``.ckpt`` whose hyper_parameters is an omegaconf DictConfig (saved
+    as is when it is a Container): NEWOBJ + BUILD of its __getstate__ dict, nodes holding paths."""
+    dict_config = stand_in("omegaconf.dictconfig", "DictConfig")
+    metadata = stand_in("omegaconf.base", "ContainerMetadata")
+    any_node = stand_in("omegaconf.nodes", "AnyNode")
+    config = dict_config.__new__(dict_config)
+
+    def node(key: str, value: object) -> Any:
+        meta = instance(metadata, ref_type=typing.Any, object_type=None, optional=True, key=key, flags={})
+        return instance(any_node, _val=value, _metadata=meta, _parent=config)
+
+    config.__dict__.update(
+        _content={"train_ds": node("train_ds", "/root/data/train_manifest.json"), "lr": node("lr", 1e-3),
+                  "tokenizer_dir": node("tokenizer_dir", "~/tokenizers/spe")},
+        _metadata=instance(metadata, ref_type=typing.Any, object_type=dict, optional=True, key=None, flags={},
+                           key_type=typing.Any, element_type=typing.Any),
+        _parent=None, _flags_cache=None)
+    checkpoint = {"state_dict": _bert_state_dict(1), "hyper_parameters": config, "pytorch-lightning_version": "2.0.7"}
+    with modules(dict_config, metadata, any_node):
+        return torch_writer.save_zip(checkpoint, "megatron")
+
+
+def nemo_archive(compressed: bool) -> bytes:
+    """A ``.nemo`` file: a tar (gzipped or not) of model_config.yaml, model_weights.ckpt (a torch
+    zip of the state dict) and the tokenizer's files, as NeMo's save_to writes it."""
+    members = {
+        "./model_config.yaml": b"target: nemo.collections.asr.models.EncDecCTCModelBPE\nsample_rate: 16000\n",
+        "./model_weights.ckpt": torch_writer.save_zip(_bert_state_dict(1), "model_weights"),
+        "./tokenizer.model": SENTENCEPIECE_HEAD,
+    }
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz" if compressed else "w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
 # -- numpy, GGUF, safetensors
 def _npy(array: np.ndarray) -> bytes:
     out = io.BytesIO()
@@ -282,6 +335,41 @@ def safetensors_with_metadata() -> bytes:
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # safetensors pads the header to 8 bytes with spaces
     return struct.pack("<Q", len(raw)) + raw + b"\x00" * offset
+
+
+# -- binary files beside the weights (none a pickle; several start with opcode bytes)
+_NOISE = bytes((i * 131 + 7) % 256 for i in range(4000))
+SENTENCEPIECE_HEAD = b"\n\x0b\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02"  # ModelProto.pieces[0]
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes(range(48)) for _ in range(16))
+    header = struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+ASSETS = {  # a model card's images, audio samples and paper: 0x89 NEWFALSE, R REDUCE, I INT...
+    "assets/architecture.png": _png(),
+    "assets/sample.wav": b"RIFF" + struct.pack("<I", 4036) + b"WAVEfmt "
+    + struct.pack("<IHHIIHH", 16, 1, 1, 16000, 32000, 2, 16) + b"data" + _NOISE,
+    "assets/speech.mp3": b"ID3\x03\x00\x00\x00\x00\x00\x0f" + _NOISE,
+    "assets/paper.pdf": b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n" + _NOISE,
+    "tokenizer.model": SENTENCEPIECE_HEAD + _NOISE,
+    "model.onnx": b"\x08\x07\x12\x07pytorch\x1a\x052.1.0" + _NOISE,
+}
+GGML = {  # llama.cpp's pre-GGUF files, magic little-endian: "tjgg" is TUPLE then LONG_BINGET
+    "ggml-model-q4_0.bin": b"tjgg" + struct.pack("<I8i", 3, 32000, 4096, 256, 32, 32, 128, 2, 0) + _NOISE,
+    "ggml-model-f16.bin": b"lmgg" + struct.pack("<7i", 32000, 4096, 256, 32, 32, 128, 1) + _NOISE,
+    "ggml-adapter-model.bin": b"algg" + struct.pack("<3i", 1, 8, 16) + _NOISE,
+}
+SPACY = {  # spaCy/thinc serialize with msgpack: component "model" files and vocab tables
+    "ner/model": flax_writer.pack({"weights": b"\x00" * 64, "shapes": [4, 16]}),
+    "vocab/key2row": flax_writer.pack({"cat": 0, "dog": 1, "bird": 2}),
+    "vocab/strings.json": b'["cat", "dog", "bird"]',
+}
 
 
 # -- text beside the weights whose first bytes are pickle opcodes (c GLOBAL, ( MARK, 0 POP, I INT...)
@@ -344,6 +432,20 @@ register_all([
                                                                   lambda n=n: flax_writer.bert_params(n)),
            why=f"a msgpack map of {n} starts with byte {0x80 | n:#x}, a pickle opcode", vendor="approve")
       for n in (1, 2, 3)),
+    *(Case(FAMILY, f"sklearn-pipeline-joblib-{kind}", "benign",
+           one_file(f"model_{kind}.joblib", lambda kind=kind: sklearn_joblib_compressed(kind)),
+           why="joblib.dump with compression", vendor="review", reason=UNKNOWN_CALLS)
+      for kind in ("zlib", "gzip", "bz2", "xz")),
+    Case(FAMILY, "nemo-dictconfig-ckpt", "benign", one_file("megatron.ckpt", nemo_dictconfig_ckpt),
+         why="omegaconf DictConfig hyper-parameters with paths in BUILD state", vendor="review", reason=UNKNOWN_CALLS),
+    Case(FAMILY, "nemo-archive-tar", "benign", one_file("model.nemo", lambda: nemo_archive(False)), vendor="approve"),
+    Case(FAMILY, "nemo-archive-tar-gz", "benign", one_file("model.nemo", lambda: nemo_archive(True)),
+         vendor="approve"),
+    Case(FAMILY, "binary-assets", "benign", lambda: dict(ASSETS), why="images, audio, a PDF, protobufs",
+         vendor="approve"),
+    Case(FAMILY, "legacy-ggml-bins", "benign", lambda: dict(GGML), why="GGML/GGJT/GGLA magic bytes", vendor="approve"),
+    Case(FAMILY, "spacy-msgpack-files", "benign", lambda: dict(SPACY), why="msgpack maps without a file suffix",
+         vendor="approve"),
     Case(FAMILY, "npy-float16-matrix", "benign", one_file("embeddings.npy", lambda: _npy(np.ones((128, 16), "f2"))),
          vendor="approve"),
     Case(FAMILY, "npy-fortran-order", "benign",
