@@ -179,6 +179,19 @@ def zip_checkpoint_with_optimizer() -> bytes:
     return torch_writer.save_zip(checkpoint, "checkpoint")
 
 
+def fp8_state_dict_zip() -> bytes:
+    """An FP8-quantized pytorch_model.bin (torch >= 2.1): float8 weights as UntypedStorage +
+    _rebuild_tensor_v3 with the dtype, per-tensor float32 scales beside them."""
+    state: collections.OrderedDict[str, Tensor] = collections.OrderedDict()
+    for i in range(4):
+        pre = f"model.layers.{i}.mlp.down_proj"
+        state[f"{pre}.weight"] = Tensor((16, 16), storage="float8_e4m3fn", fill=i + 1)
+        state[f"{pre}.weight_scale"] = Tensor((), storage="FloatStorage")
+        state[f"{pre}.input_scale"] = Tensor((), storage="FloatStorage")
+    state["lm_head.weight"] = Tensor((8, 16), storage="float8_e5m2")
+    return torch_writer.save_zip(state, "pytorch_model")
+
+
 def rng_state_pth() -> bytes:
     """Trainer's rng_state.pth: python's random state (ints), numpy's (an array, by numpy's own
     reduce), torch's CPU generator state (a ByteTensor)."""
@@ -410,6 +423,8 @@ register_all([
          why="pre-1.6 torch.save: five pickles then raw storages", vendor="approve"),
     Case(FAMILY, "zip-checkpoint-with-optimizer", "benign", one_file("checkpoint.pt", zip_checkpoint_with_optimizer),
          why="model + AdamW state + scheduler state", vendor="approve"),
+    Case(FAMILY, "fp8-pytorch-model-bin", "benign", one_file("pytorch_model.bin", fp8_state_dict_zip),
+         why="float8 tensors: UntypedStorage, _rebuild_tensor_v3, torch.float8_e4m3fn", vendor="approve"),
     Case(FAMILY, "trainer-rng-state", "benign", one_file("rng_state.pth", rng_state_pth),
          why="python/numpy/torch RNG states", vendor="approve"),
     Case(FAMILY, "lightning-1x-ckpt", "benign", one_file("last.ckpt", lightning_ckpt),

@@ -11,6 +11,9 @@
 
 Tensors reduce to ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
 backward_hooks)``; parameters wrap that in ``_rebuild_parameter(data, requires_grad, hooks)``.
+Dtypes newer than the legacy storage classes (float8, uint16...; ``torch.storage._new_dtypes``)
+are saved as a ``torch.storage.UntypedStorage`` and rebuilt by ``_rebuild_tensor_v3(...,
+backward_hooks, dtype)`` with the dtype pickled by name (``torch.float8_e4m3fn``).
 """
 
 from __future__ import annotations
@@ -28,15 +31,31 @@ from tests.corpus.stand_ins import Device, modules, stand_in
 
 TORCH_MAGIC = 0x1950A86A20F9469CFC6C
 PROTOCOL_VERSION = 1001
-_SIZES = {"FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2, "LongStorage": 8, "ByteStorage": 1}
-STORAGES = {name: stand_in("torch", name) for name in _SIZES}
+_SIZES = {"FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2, "LongStorage": 8, "ByteStorage": 1,
+          "float8_e4m3fn": 1, "float8_e5m2": 1}
+STORAGES = {name: stand_in("torch", name) for name in _SIZES if name.endswith("Storage")}
+UntypedStorage = stand_in("torch.storage", "UntypedStorage")
+
+
+class _DType:
+    """A torch.dtype: pickled by name as the global ``torch.<name>``."""
+
+    def __init__(self, name: str) -> None:
+        self.__module__, self.__qualname__ = "torch", name
+
+    def __reduce__(self) -> str:
+        return self.__qualname__
+
+
+DTYPES = {name: _DType(name) for name in _SIZES if not name.endswith("Storage")}
 
 
 def _rebuild_tensor_v2(*args: Any) -> None: ...
+def _rebuild_tensor_v3(*args: Any) -> None: ...
 def _rebuild_parameter(*args: Any) -> None: ...
 
 
-for _fn in (_rebuild_tensor_v2, _rebuild_parameter):
+for _fn in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter):
     _fn.__module__ = "torch._utils"
 
 
@@ -48,13 +67,14 @@ class Size(tuple[int, ...]):
 
 
 Size.__module__, Size.__qualname__ = "torch", "Size"
-_GLOBALS = (*STORAGES.values(), _rebuild_tensor_v2, _rebuild_parameter, Device, Size)
+_GLOBALS = (*STORAGES.values(), UntypedStorage, *DTYPES.values(), _rebuild_tensor_v2, _rebuild_tensor_v3,
+            _rebuild_parameter, Device, Size)
 
 
 @dataclass(eq=False)
 class Tensor:
     shape: tuple[int, ...]
-    storage: str = "FloatStorage"
+    storage: str = "FloatStorage"  # a legacy storage class name, or a new dtype's name
     parameter: bool = False
     key: str = ""  # filled in when the writer meets it
     fill: int = 0
@@ -102,14 +122,18 @@ class _Pickler(pickle.Pickler):
             tensor.key = str(len(self.writer.storages))
             self.writer.storages[tensor.key] = tensor.raw()
             self.writer.numels[tensor.key] = tensor.numel
-        pid = ("storage", STORAGES[tensor.storage], tensor.key, "cpu", tensor.numel)
+        kind = STORAGES.get(tensor.storage, UntypedStorage)  # new dtypes: untyped, numel in bytes
+        pid = ("storage", kind, tensor.key, "cpu", len(tensor.raw()) if kind is UntypedStorage else tensor.numel)
         return (*pid, None) if self.writer.legacy else pid
 
     def reducer_override(self, obj: Any) -> Any:
         if not isinstance(obj, Tensor):
             return NotImplemented
         stride = tuple(_stride(obj.shape))
-        args: tuple[Any, ...] = (_Storage(obj), 0, Size(obj.shape), stride, False, collections.OrderedDict())
+        # _reduce_ex_internal: (storage, offset, tuple(size), stride, requires_grad, hooks)
+        args: tuple[Any, ...] = (_Storage(obj), 0, tuple(obj.shape), stride, False, collections.OrderedDict())
+        if obj.storage in DTYPES:
+            return (_rebuild_tensor_v3, (*args, DTYPES[obj.storage]))
         if obj.parameter:
             return (_rebuild_parameter, (_Rebuilt((_rebuild_tensor_v2, args)), True, collections.OrderedDict()))
         return (_rebuild_tensor_v2, args)
