@@ -8,10 +8,12 @@ temporary folder, a repo, and judged by:
 - hfvet: the pipeline with every scanner and the default policy, decided for the same findings as a
   vendor-official repo (``nvidia/...``) and as a third-party one. Hostile: ``reject`` is caught,
   ``review`` is held for a human, ``approve`` is missed. Benign: ``reject`` is a false alarm.
-- picklescan and modelscan as their users run them on a downloaded repo (``picklescan -p DIR``,
-  ``modelscan -p DIR``), through the public functions those commands call: picklescan's
-  ``scan_directory_path`` (caught: dangerous globals, its exit code 1; error: ``scan_err``, exit 2)
-  and modelscan's ``ModelScan().scan`` (caught: any issue; error: errors and no issue).
+- picklescan and modelscan as their users run them, on each file of the case (``picklescan -p
+  FILE``, ``modelscan -p FILE``; ``--peers-on dir`` points them at the repo folder instead, where
+  both pick files by extension), through the public functions those commands call: picklescan's
+  ``scan_file_path``/``scan_directory_path`` (caught: dangerous globals, its exit code 1; error:
+  ``scan_err``, exit 2) and modelscan's ``ModelScan().scan`` (caught: any issue; error: errors and
+  no issue). A case is caught if any of its files is.
 
 Nothing is loaded: the peers and hfvet only parse. ``--write`` replaces the generated section of
 the given markdown file (between the markers) in place.
@@ -73,20 +75,33 @@ def run_hfvet(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]:
     return {f"hfvet {tier}": decision for tier, decision in by_tier.items()}
 
 
-def run_picklescan(folder: Path) -> tuple[int, bool]:
-    from picklescan.scanner import scan_directory_path
-
-    result = scan_directory_path(str(folder))
-    return result.issues_count, result.scan_err
+def targets(folder: Path, per_file: bool) -> list[Path]:
+    """What a peer's user points it at: each file (``-p FILE``), or the repo folder (``-p DIR``)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if per_file else [folder]
 
 
-def run_modelscan(folder: Path) -> tuple[list[str], int]:
+def run_picklescan(paths: Sequence[Path]) -> tuple[int, bool]:
+    from picklescan.scanner import scan_directory_path, scan_file_path
+
+    issues, errored = 0, False
+    for path in paths:  # what `picklescan -p PATH` calls for a file or a folder
+        result = scan_directory_path(str(path)) if path.is_dir() else scan_file_path(str(path))
+        issues, errored = issues + result.issues_count, errored or result.scan_err
+    return issues, errored
+
+
+def run_modelscan(paths: Sequence[Path]) -> tuple[list[str], int]:
     from modelscan.modelscan import ModelScan
     from modelscan.settings import DEFAULT_SETTINGS
 
-    scan = ModelScan(settings=copy.deepcopy(DEFAULT_SETTINGS))
-    scan.scan(str(folder))
-    return [str(issue.severity.name) for issue in scan.issues.all_issues], len(scan.errors)
+    severities: list[str] = []
+    errors = 0
+    for path in paths:  # what `modelscan -p PATH` runs
+        scan = ModelScan(settings=copy.deepcopy(DEFAULT_SETTINGS))
+        scan.scan(str(path))
+        severities += [str(issue.severity.name) for issue in scan.issues.all_issues]
+        errors += len(scan.errors)
+    return severities, errors
 
 
 # -- judging what they said
@@ -115,17 +130,18 @@ def guarded(kind: str, run: Callable[[], Outcome]) -> Outcome:
         return Outcome("error", type(exc).__name__)
 
 
-def run_case(case: Case, policy: LoadedPolicy, tmp: Path) -> CaseResult:
+def run_case(case: Case, policy: LoadedPolicy, tmp: Path, per_file: bool = True) -> CaseResult:
     folder = case.write(tmp / case.key.replace("/", "__"))
     decisions = run_hfvet(folder, policy)
+    paths = targets(folder, per_file)
     outcomes = {tool: judge_hfvet(case.kind, decisions[tool]) for tool in HFVET}
 
     def picklescan() -> Outcome:
-        issues, err = run_picklescan(folder)
+        issues, err = run_picklescan(paths)
         return judge_peer(case.kind, issues > 0, err, f"{issues} dangerous" if issues else "scan error")
 
     def modelscan() -> Outcome:
-        issues, errors = run_modelscan(folder)
+        issues, errors = run_modelscan(paths)
         worst = min(issues, key=["CRITICAL", "HIGH", "MEDIUM", "LOW"].index, default="")
         return judge_peer(case.kind, bool(issues), errors > 0, worst.lower() if issues else f"{errors} error(s)")
 
@@ -181,15 +197,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--family", action="append", help="only these families (repeatable)")
     parser.add_argument("--write", type=Path, help="splice the tables into this markdown file, between its markers")
     parser.add_argument("--out", type=Path, help="also write the generated markdown here")
+    parser.add_argument("--peers-on", choices=("file", "dir"), default="file",
+                        help="run the peers on each file of a case (default) or on its folder")
     args = parser.parse_args(argv)
     cases = [c for c in all_cases() if not args.family or c.family in args.family]
     policy = default_policy()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hfvet-detection-") as tmp:
-        results = [run_case(case, policy, Path(tmp)) for case in cases]
+        results = [run_case(case, policy, Path(tmp), args.peers_on == "file") for case in cases]
     seconds = time.monotonic() - started
     generated = "\n".join([
-        f"{len(cases)} cases in {seconds:.0f} s.", "",
+        f"{len(cases)} cases in {seconds:.0f} s; peers run on each {args.peers_on}.", "",
         machine_info(["picklescan", "modelscan", "numpy"]), "", render(results),
     ])
     print(generated)
