@@ -1,6 +1,7 @@
 """The corpora written before the registry, registered under family names (adapted, not copied).
 
-- pickle-hostile: tests/samples/hostile.py (protocols, wrappers, containers, torch/numpy/joblib)
+- pickle-*, torch-containers, numpy-joblib, archives: tests/samples/hostile.py, split by what
+  each sample exercises (its name's prefix)
 - pickle-calls: the call opcodes of tests/unit/core/scanners/pickle_engine/test_calls.py
 - text-disguised: protocol-0 payloads under text names (test_text_is_not_weights.py)
 - savedmodel: the hostile graph of savedmodel_samples.py
@@ -19,8 +20,24 @@ from tests.unit.core.scanners.test_text_is_not_weights import HOSTILE_TEXT
 _SAME_BYTES = {"broken-after-payload-rule", "numpy-builtins-build", "build-slot-injection-names"}
 
 
+# hostile.py sample name prefix -> family (first match wins)
+_HOSTILE_FAMILIES = (
+    ("wrapper-", "pickle-wrappers"),  # dangerous callables reached through wrappers and aliases
+    (("broken", "truncated"), "pickle-broken-streams"),  # the call runs before the stream breaks
+    (("torch-", "legacy-torch", "raw-pickle-as-"), "torch-containers"),
+    (("npy-", "npz-", "joblib-"), "numpy-joblib"),
+    (("7z-", "zip-in-"), "archives"),
+    (("numpy-builtins", "build-slot", "dict-get", "setitem", "importlib", "pkgutil", "nested-"), "pickle-gadgets"),
+    ("", "pickle-opcodes"),  # protocols, INST/OBJ, memo and STACK_GLOBAL tricks, EXT, computed names
+)
+
+
+def _hostile_family(name: str) -> str:
+    return next(family for prefix, family in _HOSTILE_FAMILIES if name.startswith(prefix))
+
+
 def _hostile_samples() -> list[Case]:
-    return [Case("pickle-hostile", s.name, "hostile", one_file(s.filename, s.build), rule=s.expect)
+    return [Case(_hostile_family(s.name), s.name, "hostile", one_file(s.filename, s.build), rule=s.expect)
             for s in hostile.SAMPLES if s.name not in _SAME_BYTES]
 
 
