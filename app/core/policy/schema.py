@@ -22,6 +22,9 @@ RepoId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/
 Revision = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{40}|\*)$")]
 ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
+# `host[/path]`, no scheme: github.com/NVIDIA/*, nvcr.io/nim/*, pypi.nvidia.com, anaconda.org/nvidia.
+SourcePattern = Annotated[str, StringConstraints(
+    pattern=r"^(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:/[A-Za-z0-9._*~+-]+)*/?$", max_length=200)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
 RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
@@ -151,11 +154,29 @@ class Policy(_Model):
         description="Decision when no rule fires: one word for all tiers, or a map per tier.",
     )
     waivers: list[Waiver] = Field(default_factory=list, description="Exceptions as data, each with expiry.")
+    sources: dict[OrgName, list[SourcePattern]] = Field(
+        default_factory=dict,
+        description="Code sources a listed org owns: its forks, package indexes, container registries "
+        "(`github.com/NVIDIA/*`, `nvcr.io/nim/*`, `pypi.nvidia.com`), as `host/path` globs. A finding "
+        "whose `source` matches is `vendor_source` in CEL. Each key must be a vendor-official or "
+        "trusted org.",
+    )
 
     @field_validator("description")
     @classmethod
     def _one_line_description(cls, text: str) -> str:
         return _one_line(text)
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_sorted(cls, sources: dict[str, list[str]]) -> dict[str, list[str]]:
+        for org, patterns in sources.items():
+            if not patterns:
+                raise ValueError(f"sources of {org!r}: list at least one")
+            if len({p.casefold() for p in patterns}) != len(patterns):
+                raise ValueError(f"sources of {org!r}: a pattern is listed twice")
+        # order carries no meaning: keep the hash stable
+        return {org: sorted(p, key=str.casefold) for org, p in sorted(sources.items(), key=lambda i: i[0].casefold())}
 
 
 def cross_check(policy: Policy) -> list[tuple[tuple[str | int, ...], str]]:
@@ -169,6 +190,10 @@ def cross_check(policy: Policy) -> list[tuple[tuple[str | int, ...], str]]:
     for i, waiver in enumerate(policy.waivers):
         if waiver.rule is not None and waiver.rule not in seen:
             problems.append((("waivers", i, "rule"), f"waiver names unknown rule {waiver.rule!r}"))
+    listed = {o.casefold() for o in (*policy.tiers.vendor_official, *policy.tiers.trusted)}
+    for org in policy.sources:
+        if org.casefold() not in listed:
+            problems.append((("sources", org), f"sources of {org!r}: not a vendor-official or trusted org"))
     unconditional = [i for i, r in enumerate(policy.rules) if r.decision == "approve" and r.when == "true"]
     if unconditional and not policy.unsafe:
         problems.append((("rules", unconditional[0], "when"), "approves everything: requires `unsafe: true`"))

@@ -44,7 +44,24 @@ _RUN = re.compile(
     r"(?:[\w.~$%:/\\-]*[/\\])?(?P<name>[\w.+-]+)",
     re.I,
 )
-_PIP = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|python[\d.]*\s+-m\s+pip|pipx)\s+install\b(?P<args>[^;&|\n]*)", re.I)
+# uv add/tool install and pipx take pip's sources (URLs, --index, --extra-index-url, -f).
+_PIP = re.compile(r"\b(?:(?:pip[\d.]*|uv\s+pip|python[\d.]*\s+-m\s+pip|pipx|uv\s+tool)\s+install|uv\s+add)\b"
+                  r"(?P<args>[^;&|\n]*)", re.I)
+_CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:install|create|update)\b(?P<args>[^;&|\n]*)",
+                    re.I)
+_CHANNEL_OPTS = ("-c", "--channel")
+# The loader maps these libraries into every process it starts; Python loads them by name too.
+_PRELOAD = re.compile(r"\b(?:LD_PRELOAD|DYLD_INSERT_LIBRARIES)\s*[= ]\s*[\"']?(?P<libs>[^\s\"';&|]+)")
+_NATIVE_LOAD = re.compile(
+    r"\b(?:CDLL|PyDLL|WinDLL|LoadLibrary|load_library|dlopen)\s*\(\s*[rbuf]?[\"'](?P<lib>[^\"']+)")
+_DOCKER_RUN = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
+_DOCKER_ADD = re.compile(r"^\s*ADD\s+(?:--\S+\s+)*(?P<src>\S+)\s+(?P<dest>\S+)\s*$", re.I)
+_SHELL_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?(?P<name>[A-Za-z_]\w*)="
+                           r"(?P<value>\"[^\"]*\"|'[^']*'|\S*)\s*$")
+_DOCKER_ASSIGN = re.compile(r"^\s*(?:ARG|ENV)\s+(?P<body>.+)$", re.I)
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
+MAX_VARIABLES = 256
+MAX_VALUE_CHARS = 2048
 _DOCKER = re.compile(
     r"\b(?:docker|podman|nerdctl)\s+(?:container\s+|image\s+)?(?:run|pull|create)\b(?P<args>[^;&|\n]*)"
 )
@@ -77,6 +94,22 @@ def split_args(text: str) -> list[str]:
 
 def pip_arguments(text: str) -> list[list[str]]:
     return [split_args(m.group("args")) for m in _PIP.finditer(text)]
+
+
+def conda_channels(text: str) -> list[str]:
+    """Channels of every ``conda/mamba install|create -c CHANNEL`` in the text."""
+    channels: list[str] = []
+    for match in _CONDA.finditer(text):
+        args = split_args(match.group("args"))
+        for i, arg in enumerate(args):
+            option, eq, value = arg.partition("=")
+            if eq and option in _CHANNEL_OPTS:
+                channels.append(value)
+            elif arg in _CHANNEL_OPTS and i + 1 < len(args):
+                channels.append(args[i + 1])
+            elif arg.startswith("-c") and len(arg) > 2 and not arg.startswith("--"):
+                channels.append(arg[2:])
+    return [c for c in channels if c]
 
 
 def pip_targets(args: list[str]) -> tuple[list[str], list[str]]:
@@ -140,8 +173,49 @@ def _docker_run_image(args: list[str]) -> str | None:
     return None
 
 
+class Variables:
+    """Values of ``ARG``/``ENV`` (Dockerfile) and ``NAME=value`` (shell) lines, substituted into
+    later lines as the build or the shell would (``$NAME``, ``${NAME}``, ``${NAME:-default}``)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def expand(self, text: str) -> str:
+        if "$" not in text:
+            return text
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group("braced") or match.group("bare")
+            known = self.values.get(name)
+            if known is not None:
+                return known
+            default = match.group("default")
+            return default if default is not None else match.group(0)
+
+        return _REFERENCE.sub(value, text)
+
+    def assign(self, text: str) -> None:
+        docker = _DOCKER_ASSIGN.match(text)
+        if docker:
+            args = split_args(docker.group("body"))
+            pairs = [a.partition("=")[::2] for a in args if "=" in a]
+            if not pairs and len(args) >= 2:  # legacy `ENV NAME value`
+                pairs = [(args[0], " ".join(args[1:]))]
+            for name, value in pairs:
+                self._set(name, value)
+            return
+        shell = _SHELL_ASSIGN.match(text)
+        if shell:
+            self._set(shell.group("name"), shell.group("value").strip("\"'"))
+
+    def _set(self, name: str, value: str) -> None:
+        if re.fullmatch(r"[A-Za-z_]\w*", name) and (name in self.values or len(self.values) < MAX_VARIABLES):
+            self.values[name] = value[:MAX_VALUE_CHARS]
+
+
 class DownloadTracker:
-    """Remembers files fetched by curl/wget so a later ``chmod +x``/``./file``/``sh file`` is caught."""
+    """Remembers files fetched by curl/wget (or a Dockerfile ``ADD``) so a later ``chmod +x``,
+    ``./file``, ``sh file``, ``python file``, ``LD_PRELOAD=file`` or ``CDLL("file")`` is caught."""
 
     def __init__(self) -> None:
         self.fetched: dict[str, tuple[str, str]] = {}  # file name -> (where downloaded, URL)
@@ -150,26 +224,42 @@ class DownloadTracker:
         """(download location, URL, run command) for every run of a file fetched earlier."""
         runs: list[tuple[str, str, str]] = []
         for segment in _SEGMENTS.split(text):
+            segment = _DOCKER_RUN.sub("", segment)
             if _DOWNLOAD_CMD.match(segment):
                 self._record(where, segment, urls)
                 continue
-            match = _RUN.match(segment)
-            name = match.group("name").lower() if match else None
-            if name and name in self.fetched:
-                runs.append((*self.fetched[name], segment.strip()))
+            added = _DOCKER_ADD.match(segment)
+            if added and "://" in added.group("src"):
+                self._remember(where, added.group("src"), [added.group("dest")])
+                continue
+            runs.extend((*self.fetched[n], segment.strip()) for n in self._runs(segment) if n in self.fetched)
         return runs
+
+    @staticmethod
+    def _runs(segment: str) -> list[str]:
+        """Names of the files the segment runs or loads."""
+        names = [posixpath.basename(lib.replace("\\", "/")).lower()
+                 for match in _PRELOAD.finditer(segment) for lib in re.split(r"[: ]", match.group("libs"))]
+        names += [posixpath.basename(m.group("lib").replace("\\", "/")).lower() for m in _NATIVE_LOAD.finditer(segment)]
+        match = _RUN.match(segment)
+        if match:
+            names.append(match.group("name").lower())
+        return names
 
     def _record(self, where: str, segment: str, urls: list[str]) -> None:
         args = split_args(segment)
         url = next((u for u in urls if u in segment), None) or next((a for a in args if "://" in a), None)
         if not url:
             return
-        names = {posixpath.basename(urlsplit(url).path)}
-        for i, arg in enumerate(args[:-1]):
-            if arg in _OUTPUT_OPTS and args[i + 1] != "-":
-                names.add(posixpath.basename(args[i + 1].replace("\\", "/")))
-        for arg in args:
-            if arg.startswith("--output-document="):
-                names.add(posixpath.basename(arg.split("=", 1)[1]))
+        outputs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg in _OUTPUT_OPTS and args[i + 1] != "-"]
+        outputs += [arg.split("=", 1)[1] for arg in args if arg.startswith("--output-document=")]
+        self._remember(where, url, outputs)
+
+    def _remember(self, where: str, url: str, outputs: list[str]) -> None:
+        try:
+            names = {posixpath.basename(urlsplit(url).path)}
+        except ValueError:
+            names = set()
+        names |= {posixpath.basename(o.replace("\\", "/")) for o in outputs}  # `ADD url dir/` keeps url's name
         for name in names - {""}:
             self.fetched[name.lower()] = (where, url)
