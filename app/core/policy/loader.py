@@ -73,8 +73,11 @@ def policy_sha256(model: Policy) -> str:
     any change of meaning (a rule, a list, a waiver) does.
     """
     dumped = model.model_dump(mode="json", by_alias=True)
+    # Optional sections added later: a policy without them hashes as it did before they existed.
     if not dumped["sources"]:
-        del dumped["sources"]  # a policy without vendor sources hashes as it did before the field
+        del dumped["sources"]
+    if not dumped["tiers"]["distinct"]:
+        del dumped["tiers"]["distinct"]
     canonical = json.dumps(dumped, sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

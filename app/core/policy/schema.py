@@ -49,8 +49,13 @@ class Tiers(_Model):
         default_factory=list,
         description="Third parties that passed human scrutiny. Never lookalikes. Optional.",
     )
+    distinct: list[OrgName] = Field(
+        default_factory=list,
+        description="Orgs whose names resemble a listed org but are known to be someone else (or the "
+        "vendor's own, not yet promoted): never lookalikes, still third-party. Optional.",
+    )
 
-    @field_validator("vendor_official", "trusted")
+    @field_validator("vendor_official", "trusted", "distinct")
     @classmethod
     def _sorted_unique(cls, orgs: list[str]) -> list[str]:
         folded = [o.casefold() for o in orgs]
@@ -64,6 +69,9 @@ class Tiers(_Model):
         both = {o.casefold() for o in self.vendor_official} & {o.casefold() for o in self.trusted}
         if both:
             raise ValueError(f"org in both vendor-official and trusted: {', '.join(sorted(both))}")
+        listed = {o.casefold() for o in (*self.vendor_official, *self.trusted)} & {o.casefold() for o in self.distinct}
+        if listed:
+            raise ValueError(f"org both in a tier and distinct: {', '.join(sorted(listed))}")
         return self
 
 
