@@ -92,14 +92,15 @@ hash while empty, so a policy that does not use them keeps the hash it had.
 
 ## Vendor sources
 
-`sources` maps a vendor-official or trusted org to the code sources it owns, as `host/path`
+`sources` maps a vendor (usually an org in a tier) to the code sources it owns, as `host/path`
 globs without a scheme: `github.com/NVIDIA/*` (its forks), `nvcr.io/nim/*` (its registry),
 `pypi.nvidia.com` (its index; a pattern without `*` covers the paths below it). Scanners name
 where an install would take code from in a finding's `source` (`github.com/owner/repo`,
 `nvcr.io/nim/meta/llama-3.1-8b-instruct`, `docker.io/someone/image`, `anaconda.org/channel`,
 an index's `host/path`); a rule sees `f.source_owner` (the org whose patterns match, compared
 case-folded) and `f.vendor_source`. This is data, reviewed like the tiers: adding a vendor's
-fork or registry is a pull request to the policy, not to the scanners.
+fork or registry is a pull request to the policy, not to the scanners. Listing a vendor's
+sources trusts where its code comes from, not its repos: a vendor not in a tier stays third-party.
 
 ## Lookalike orgs
 

@@ -58,7 +58,8 @@ def test_vendor_source_is_visible_to_rules(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("entry", "message"), [
     ("  nvidia: ['https://github.com/NVIDIA/*']\n", "sources.nvidia.0"),  # no scheme: host/path only
     ("  nvidia: []\n", "list at least one"),
-    ("  canada-quant: [github.com/canada-quant/*]\n", "not a vendor-official or trusted org"),
+    ("  nvidia: [github.com/NVIDIA/vllm/../*]\n", "not path segments"),
+    ("  nvidia: [nvcr.io/nim/*, 'nvcr.io /x']\n", "sources.nvidia.1"),
     ("  nvidia: [github.com/NVIDIA/*, github.com/nvidia/*]\n", "listed twice"),
 ])
 def test_bad_sources_are_load_errors(tmp_path: Path, entry: str, message: str) -> None:

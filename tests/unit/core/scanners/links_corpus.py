@@ -93,6 +93,9 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
     # An image from someone's registry namespace is their whole userland.
     ("docker image", {"README.md": "```\ndocker run --gpus all ghcr.io/someone/vllm:dsv4\n```\n"},
      _reject("untrusted-container-image")),
+    # docker pull from a private registry: its operator decides what the tag holds.
+    ("docker pull registry", {"install.sh": "docker pull registry.example.invalid:5000/dsv4/vllm:latest\n"},
+     _reject("untrusted-container-image")),
     # A shortener hides where pip goes: the redirect target can change after the vet.
     ("shortener pip", {"README.md": "```\npip install https://bit.ly/3dsv4kern\n```\n"},
      _reject("redirect-url")),
@@ -159,6 +162,8 @@ BENIGN: list[tuple[str, dict[str, str], Expected]] = [
      Expected(THIRD, "review", reasons=frozenset({"third-party"}))),
     ("third party uses vendor fork", {"README.md": "`pip install git+https://github.com/NVIDIA/vllm@nvfp4`\n"},
      Expected(THIRD, "review", reasons=frozenset({"third-party"}))),
+    ("third party uses amd rocm fork", {"README.md": "```\npip install git+https://github.com/ROCm/vllm.git\n```\n"},
+     Expected(THIRD, "review", rules=frozenset({"forked-code"}), reasons=frozenset({"third-party"}))),
     # Upstream installs and unpinned requirements resolve on PyPI: nothing beyond PyPI's own risk.
     ("upstream installs", {"README.md": "```\npip install vllm\npip install -U \"sglang[all]>=0.5\"\nuv pip install "
                            "transformers accelerate\nconda install -c conda-forge -c pytorch faiss-gpu\n"
