@@ -146,8 +146,7 @@ class _Checker:
             if not line.code and _FENCE.match(line.text):
                 fenced = not fenced
                 continue
-            # Substituted values are capped again: `$A$A$A...` must not multiply the regex work.
-            text = _readable(self.variables.resolve(line.text[:MAX_COMMAND_CHARS])[:MAX_COMMAND_CHARS])
+            text = _readable(self.variables.resolve(line.text[:MAX_COMMAND_CHARS]))
             commands = text if line.code or fenced else " ; ".join(_INLINE_CODE.findall(text))
             self._line(line, text, commands)
 

@@ -77,6 +77,7 @@ _SECTION = re.compile(r"^\s*\[")
 _REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
 MAX_VARIABLES = 256
 MAX_VALUE_CHARS = 2048
+MAX_SUBSTITUTED_CHARS = 16 * 1024  # per line, across all its substitutions
 _DOCKER = re.compile(
     r"\b(?:docker|podman|nerdctl)\s+(?:container\s+|image\s+)?(?:run|pull|create)\b(?P<args>[^;&|\n]*)"
 )
@@ -231,31 +232,36 @@ class Variables:
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
 
-    def resolve(self, text: str) -> str:
+    def resolve(self, text: str, budget: int = MAX_SUBSTITUTED_CHARS) -> str:
         """``text`` with known variables substituted, segment by segment, each segment's own
-        assignments taking effect for the next (``H=x.invalid; wget https://$H/y``)."""
+        assignments taking effect for the next (``H=x.invalid; wget https://$H/y``). At most
+        ``budget`` characters are substituted: ``$A$A$A...`` must not multiply the line."""
         parts = _SEPARATED.split(text)
         out: list[str] = []
         for index, part in enumerate(parts):
             if index % 2 == 0:  # a segment; odd indexes are the separators between them
-                part = self.expand(part)
+                part, budget = self._expand(part, budget)
                 self.assign(part)
             out.append(part)
         return "".join(out)
 
-    def expand(self, text: str) -> str:
+    def _expand(self, text: str, budget: int) -> tuple[str, int]:
         if "$" not in text:
-            return text
+            return text, budget
+        left = budget
 
         def value(match: re.Match[str]) -> str:
+            nonlocal left
             name = match.group("braced") or match.group("bare")
             known = self.values.get(name)
-            if known is not None:
-                return known
-            default = match.group("default")
-            return default if default is not None else match.group(0)
+            if known is None:
+                known = match.group("default")
+            if known is None or len(known) > left:
+                return match.group(0)
+            left -= len(known)
+            return known
 
-        return _REFERENCE.sub(value, text)
+        return _REFERENCE.sub(value, text), left
 
     def assign(self, text: str) -> None:
         docker = _DOCKER_ASSIGN.match(text)

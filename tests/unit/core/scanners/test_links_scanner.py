@@ -19,6 +19,7 @@ from app.core.pipeline import vet
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners.links_scanner import LinksScanner
+from app.core.scanners.text_rules import shell_rules as sh
 from app.core.scanners.text_rules.text_lines import read_text, read_whole
 from app.core.scanners.text_rules.upstreams import load_upstreams
 from app.sources.local import LocalSource
@@ -358,3 +359,4 @@ def test_substituted_values_do_not_multiply_the_line(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"run.sh": script})
     assert time.monotonic() - started < 10
     assert report.files[0].scanned and not report.findings
+    assert len(sh.Variables().resolve("A=" + "x" * 2000 + ";" + "$A" * 8000)) < 40_000
