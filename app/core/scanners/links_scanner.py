@@ -133,6 +133,7 @@ class _Checker:
         self.tracker = sh.DownloadTracker()
         self.variables = sh.Variables()
         self.settings = sh.IndexSettings()
+        self.condarc = sh.CondarcChannels() if base == ".condarc" else None
         self.stages: set[str] = set()
         self.seen: set[tuple[str, str]] = set()
         self.links = 0
@@ -141,6 +142,7 @@ class _Checker:
         """One view of the file; a finding already made from another view is not repeated."""
         self.tracker, self.variables, self.stages = sh.DownloadTracker(), sh.Variables(), set()
         self.settings = sh.IndexSettings()
+        self.condarc = sh.CondarcChannels() if self.condarc else None
         fenced = False
         for line in lines:
             if not line.code and _FENCE.match(line.text):
@@ -165,7 +167,7 @@ class _Checker:
         urls = extract_urls(text)
         pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
-        flagged |= self._conda(line, commands)
+        flagged |= self._conda(line, self.condarc.feed(text) if self.condarc else sh.conda_channels(commands))
         flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)
         for url in urls:
@@ -189,10 +191,10 @@ class _Checker:
                      index, line.where, line.text, source=source_of(index) if "://" in index else index[:200])
         return untrusted
 
-    def _conda(self, line: Line, commands: str) -> set[str]:
+    def _conda(self, line: Line, channels: list[str]) -> set[str]:
         """Report conda channels that are not official; returns channel URLs already reported."""
         reported: set[str] = set()
-        for channel in sh.conda_channels(commands):
+        for channel in channels:
             url = "://" in channel
             if (url and self._official(channel)) or (not url and self.up.conda_channel_official(channel)):
                 continue

@@ -74,6 +74,9 @@ _INDEX_KEY = re.compile(r"^\s*(?:extra[-_])?(?:index[-_]url|find[-_]links|truste
 _URL_KEY = re.compile(r"^\s*url\s*=\s*[\"'](?P<value>[^\"']+)[\"']")
 _INDEX_SECTION = re.compile(r"^\s*\[\[?\s*(?:tool\.(?:uv\.index|poetry\.source|pdm\.source)|index)\s*\]\]?\s*$")
 _SECTION = re.compile(r"^\s*\[")
+_SOURCE_VALUE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:/\S*)?)$", re.I)
+_YAML_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)\s*:(?P<rest>.*)$")
+_YAML_ITEM = re.compile(r"^\s+-\s*[\"']?(?P<value>[^\s\"'#]+)")
 _REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
 MAX_VARIABLES = 256
 MAX_VALUE_CHARS = 2048
@@ -125,9 +128,27 @@ class IndexSettings:
         values = [m.group("value") for m in _INDEX_ENV.finditer(text)]
         values += [m.group("value") for m in _PIP_CONFIG.finditer(text)]
         key = _INDEX_KEY.match(text) or (_URL_KEY.match(text) if self.in_index_table else None)
-        if key:
+        if key and _SOURCE_VALUE.match(key.group("value")):  # `default_index: 0` in a YAML is no index
             values.append(key.group("value"))
         return [v for v in values if "$" not in v]
+
+
+class CondarcChannels:
+    """Channels a ``.condarc`` lists (``channels:`` / ``default_channels:``, block or flow style)."""
+
+    def __init__(self) -> None:
+        self.in_channels = False
+
+    def feed(self, text: str) -> list[str]:
+        key = _YAML_KEY.match(text)
+        if key:
+            self.in_channels = key.group("key") in ("channels", "default_channels")
+            flow = key.group("rest").strip()
+            if self.in_channels and flow.startswith("["):
+                return [c.strip(" '\"") for c in flow.strip("[]").split(",") if c.strip(" '\"")]
+            return []
+        item = _YAML_ITEM.match(text)
+        return [item.group("value")] if self.in_channels and item else []
 
 
 def conda_channels(text: str) -> list[str]:

@@ -105,6 +105,9 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
      _reject("untrusted-package-index")),
     ("conda channel long", {"install.sh": "mamba install --channel=canada-quant/label/dev flash-attn\n"},
      _reject("untrusted-package-index")),
+    # A shipped .condarc puts the channel ahead of conda-forge for every later install.
+    ("condarc channel", {".condarc": "channels:\n  - canada-quant\n  - conda-forge\n"},
+     _reject("untrusted-package-index")),
     # An image from someone's registry namespace is their whole userland.
     ("docker image", {"README.md": "```\ndocker run --gpus all ghcr.io/someone/vllm:dsv4\n```\n"},
      _reject("untrusted-container-image")),
@@ -198,6 +201,10 @@ BENIGN: list[tuple[str, dict[str, str], Expected]] = [
                                        "pip install git+https://github.com/huggingface/transformers\n```\n",
                                        "requirements.txt": "vllm\nflash-attn\n"},
      Expected(THIRD, "review", absent=_RISKY, reasons=frozenset({"third-party"}))),
+    # Config keys that merely share a name with pip's are not package sources.
+    ("yaml index keys", {"config.yaml": "default_index: 0\ntrusted_host: false\n",
+                         ".condarc": "channels: [conda-forge, nvidia]\nchannel_priority: strict\n"},
+     Expected(VENDOR, "approve", absent=_RISKY)),
     # The PyTorch wheel index in pip.conf is an upstream index.
     ("official pip.conf", {"pip.conf": "[global]\nextra-index-url = https://download.pytorch.org/whl/cu128\n"},
      Expected(VENDOR, "approve", absent=_RISKY)),
