@@ -59,6 +59,16 @@ def normalise(url: str) -> str:
     return url
 
 
+def request_path(raw: str) -> str:
+    """The path a client asks for: percent-decoded, dot segments removed as curl (and so git and
+    pip) does, so ``github.com/NVIDIA/../someone/vllm`` is ``someone/vllm``."""
+    path = unquote(raw)
+    if not path:
+        return path
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal != "." else "/"
+
+
 def code_ref(host: str, path: str) -> CodeRef | None:
     parts = [p for p in path.split("/") if p]
     host = host.lower().removeprefix("www.")
@@ -85,7 +95,7 @@ def classify_url(url: str, context: str, up: Upstreams) -> Hit | None:
         host = (parts.hostname or "").lower()
     except ValueError:
         return Hit("external-link", Severity.INFO, "unparsable URL")
-    path = unquote(parts.path)
+    path = request_path(parts.path)
     ref = code_ref(host, path)
     if host_in(host, up.redirect_hosts):
         return _redirect(host, context)
@@ -122,7 +132,7 @@ def source_of(url: str) -> str | None:
         return None
     if not host:
         return None
-    path = unquote(parts.path)
+    path = request_path(parts.path)
     ref = code_ref(host, path)
     if ref:
         return f"{ref.host}/{ref.owner}/{ref.repo}"
