@@ -284,7 +284,8 @@ def test_upstream_data_answers() -> None:
     [("README.md", "text", True), ("docs/INSTALL.rst", "text", True), ("Dockerfile.gpu", "text", True),
      ("requirements-dev.txt", "text", True), ("run.ipynb", "text", True), ("setup.py", "text", True),
      ("vocab.txt", "text", False), ("model.safetensors", "safetensors", False), ("README.md", "elf", False),
-     ("modeling_x.py", "text", True), ("tokenizer.json", "text", False)],
+     ("modeling_x.py", "text", True), ("tokenizer.json", "text", False), ("pip.conf", "text", True),
+     (".condarc", "text", True), ("pyproject.toml", "text", True)],
 )
 def test_handles(path: str, fmt: str, handled: bool) -> None:
     assert LinksScanner().handles(ManifestFile(path, 10, format=fmt)) is handled
