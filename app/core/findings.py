@@ -35,6 +35,9 @@ class Finding:
     message: str
     member: str | None = None
     evidence: str | None = None
+    # Where code would come from (``github.com/owner/repo``, ``nvcr.io/nim/x``, an index host), so
+    # the trust policy can judge it by owner; None when the finding names no such source.
+    source: str | None = None
 
 
 SCAN_ERROR = "scan-error"  # a scanner could not finish; emitted through ScanOutcome.failed
@@ -98,7 +101,8 @@ class FindingSink:
         *,
         member: str | None = None,
         evidence: str | None = None,
+        source: str | None = None,
     ) -> None:
         self.findings.append(
-            Finding(self.path, self.scanner, rule, severity, message, member, evidence)
+            Finding(self.path, self.scanner, rule, severity, message, member, evidence, source)
         )

@@ -49,7 +49,7 @@ def dumps(report: Report) -> str:
 
 
 def dump_finding(f: Finding) -> dict[str, Any]:
-    return {
+    doc: dict[str, Any] = {
         "path": f.path,
         "member": f.member,
         "scanner": f.scanner,
@@ -58,6 +58,9 @@ def dump_finding(f: Finding) -> dict[str, Any]:
         "message": f.message,
         "evidence": f.evidence,
     }
+    if f.source is not None:  # optional: only findings about an install source carry one
+        doc["source"] = f.source
+    return doc
 
 
 def load(data: object, source: str = "<report>") -> Report:
@@ -105,6 +108,7 @@ class _FindingDoc(_Doc):
     severity: SeverityName
     message: str
     evidence: str | None = None
+    source: str | None = None
 
 
 class _FileDoc(_Doc):
@@ -142,7 +146,8 @@ class _ReportDoc(_Doc):
             revision=self.revision,
             decision=Decision(Verdict(self.verdict), reasons, PolicyRef(self.policy.name, self.policy.sha256)),
             findings=tuple(
-                Finding(f.path, f.scanner, f.rule, Severity(f.severity), f.message, f.member, f.evidence)
+                Finding(f.path, f.scanner, f.rule, Severity(f.severity), f.message, f.member, f.evidence,
+                        f.source)
                 for f in self.findings
             ),
             files=tuple(FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned) for f in self.files),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.policy.cel import to_cel
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import TierName
+from app.core.policy.sources import source_owner
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
 SEVERITY_RANKS = {s.value: s.rank for s in Severity}
@@ -36,7 +38,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("files", "list(map)", "One per file: `path`, `size`, `format` (content-sniffed), "
              "`scanned` (bool), `sha256` (or null)."),
     Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `severity` "
-             "(info..critical), `rank` (0..4), `message`."),
+             "(info..critical), `rank` (0..4), `message`, `source` (where code would come from: "
+             "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the org whose "
+             "policy `sources` list it, or null) and `vendor_source` (bool: `source_owner` is set)."),
     Variable("waived", "list(map)", "Findings removed by waivers (same shape as `findings`)."),
     Variable("finding_rules", "list(string)", "Distinct `rule` ids of `findings`."),
     Variable("severity", "map(string, int)", "Severity ranks: `severity.info` 0 ... `severity.critical` 4."),
@@ -51,9 +55,11 @@ VARIABLES: tuple[Variable, ...] = (
 )
 
 
-def finding_map(f: FindingFact) -> dict[str, Any]:
+def finding_map(f: FindingFact, sources: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    owner = source_owner(f.source, sources)
     return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule,
-            "severity": f.severity.value, "rank": f.severity.rank, "message": f.message}
+            "severity": f.severity.value, "rank": f.severity.rank, "message": f.message,
+            "source": f.source, "source_owner": owner, "vendor_source": owner is not None}
 
 
 def build_activation(
@@ -62,9 +68,11 @@ def build_activation(
     waived: list[FindingFact],
     identity: tuple[TierName, str | None],
     lists: dict[str, list[str]],
+    sources: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Plain values for every variable in VARIABLES, converted to celpy types."""
     tier, lookalike_of = identity
+    sources = sources or {}
     repo = facts.repo
     worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
     plain: dict[str, Any] = {
@@ -73,8 +81,8 @@ def build_activation(
                  "facts": repo.facts},
         "files": [{"path": f.path, "size": f.size, "format": f.format, "scanned": f.scanned,
                    "sha256": f.sha256} for f in facts.files],
-        "findings": [finding_map(f) for f in findings],
-        "waived": [finding_map(f) for f in waived],
+        "findings": [finding_map(f, sources) for f in findings],
+        "waived": [finding_map(f, sources) for f in waived],
         "finding_rules": sorted({f.rule for f in findings}),
         "severity": SEVERITY_RANKS,
         "max_severity": worst.value if worst else "none",

@@ -31,6 +31,13 @@ verdict records the policy's name and sha256.
   or a file that loads through pickle or runs code and was not fully vetted (a limit, an
   unreadable container, unscanned), is never approved for any tier: review for vendor-official
   and trusted orgs (accounts get compromised, names get reused), reject for third parties.
+  Telling users to install from a source that is no runtime's upstream (a fork judged by its
+  owner, an unknown repo, package index, conda channel or container image, a shortened or
+  paste URL: `forked-code`, `unknown-code-install`, `untrusted-package-index`,
+  `untrusted-container-image`, `redirect-url`) is a dangerous capability: reject for third
+  parties, review for listed orgs, unless the finding's `source` is one the policy's `sources`
+  list for a vendor (NVIDIA's own forks, `nvcr.io/nim`, `pypi.nvidia.com`). Such a vendor
+  source does not stop a vendor-official approval, and a third party using it is reviewed.
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.
@@ -80,7 +87,20 @@ The recorded sha256 is taken over the canonical JSON of the *validated* policy (
 defaults filled in, tier org lists sorted, descriptions and runs of whitespace in `when`
 expressions outside string literals collapsed). YAML comments, quoting, key order, line
 wrapping and shorthand (`default: review` vs. a per-tier map) do not change it; any change of
-meaning does.
+meaning does. Optional sections added later (`sources`, `tiers.distinct`) are left out of the
+hash while empty, so a policy that does not use them keeps the hash it had.
+
+## Vendor sources
+
+`sources` maps a vendor (usually an org in a tier) to the code sources it owns, as `host/path`
+globs without a scheme: `github.com/NVIDIA/*` (its forks), `nvcr.io/nim/*` (its registry),
+`pypi.nvidia.com` (its index; a pattern without `*` covers the paths below it). Scanners name
+where an install would take code from in a finding's `source` (`github.com/owner/repo`,
+`nvcr.io/nim/meta/llama-3.1-8b-instruct`, `docker.io/someone/image`, `anaconda.org/channel`,
+an index's `host/path`); a rule sees `f.source_owner` (the org whose patterns match, compared
+case-folded) and `f.vendor_source`. This is data, reviewed like the tiers: adding a vendor's
+fork or registry is a pull request to the policy, not to the scanners. Listing a vendor's
+sources trusts where its code comes from, not its repos: a vendor not in a tier stays third-party.
 
 ## Lookalike orgs
 
@@ -88,8 +108,14 @@ An org imitates a listed org when, after case-folding, mapping Unicode homoglyph
 merging look-alike characters (`1`/`i`/`l`, `0`/`o`, `rn`/`m`, `vv`/`w`, ...) and dropping
 separators, it equals the listed org, is within a Damerau-Levenshtein distance of 1 (names of
 4-5 characters) or 2 (longer names), or a run of its separator-delimited words is the listed
-org (`nvidia-ai`, `nvidia_official`, `deep-seek-ai`). Listed orgs are never lookalikes; add a
-legitimate but similar org to `trusted` (or `vendor-official`) in a reviewed change.
+org (`nvidia-ai`, `nvidia_official`, `deep-seek-ai`). It also imitates it when trailing digits
+are dropped (`nvidia2024`), when runs of a doubled letter are merged (`nviiidiaa`), or when up to
+three affix words squatters use (`official`, `research`, `team`, `labs`, `ai`, `hq`, `the`...)
+come off either end, separators or not (`nvidiaresearch`, `theofficialnvidia`, `QwenTeam`); for
+names of 6 characters or more, such a word run or stripped name may also be one edit away
+(`nviidia-official`). Listed orgs are never lookalikes; add a legitimate but similar org to
+`trusted` (or `vendor-official`) in a reviewed change, or to `tiers.distinct` to say it is a
+separate publisher without trusting it (it stays third-party).
 """
 
 _COMMANDS = """\

@@ -64,7 +64,8 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
     org = facts.repo.org
     tier, imitated = tier_of(org, model.tiers), lookalike_of(org, model.tiers)
     waivers = apply_waivers(model.waivers, facts, today or datetime.now(UTC).date())
-    activation = build_activation(facts, waivers.findings, waivers.waived, (tier, imitated), model.lists)
+    activation = build_activation(facts, waivers.findings, waivers.waived, (tier, imitated), model.lists,
+                                  model.sources)
     results = tuple(
         RuleResult(rule, "waived") if rule.id in waivers.waived_rules
         else _run_rule(policy, rule, activation)

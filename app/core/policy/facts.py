@@ -54,6 +54,7 @@ class FindingFact(_Model):
     message: str = Field("", description="Human-readable detail.")
     member: str | None = Field(None, description="Archive member, when inside one.")
     evidence: str | None = Field(None, description="Short evidence string.")
+    source: str | None = Field(None, description="Install source named (`github.com/owner/repo`, an image...).")
 
 
 class PolicyFacts(_Model):
@@ -69,7 +70,8 @@ def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[
         files=[FileFact(path=f.path, size=f.size, format=f.format, scanned=f.scanned,
                         sha256=f.sha256, blob_id=f.blob_id) for f in files],
         findings=[FindingFact(path=f.path, rule=f.rule, severity=f.severity, scanner=f.scanner,
-                              message=f.message, member=f.member, evidence=f.evidence) for f in findings],
+                              message=f.message, member=f.member, evidence=f.evidence, source=f.source)
+                  for f in findings],
     )
 
 

@@ -1,7 +1,9 @@
 """Who published a repo: the org's tier, and whether the org imitates a known one.
 
 A lookalike is compared on a "skeleton": case-folded, homoglyphs mapped to ASCII, characters
-that read alike merged (1/i/l, 0/o, rn/m, vv/w), separators dropped.
+that read alike merged (1/i/l, 0/o, rn/m, vv/w), separators dropped. People form lookalikes by
+typos (edit distance), doubled letters (``nviidiaa``), digits (``nvidia2024``) and affixes around
+the name, with or without separators (``nvidia-ai``, ``official_nvidia``, ``nvidiaresearch``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ from app.core.policy.schema import TierName, Tiers
 
 _SEPARATORS = re.compile(r"[-_. ]+")
 _MULTI = (("rn", "m"), ("vv", "w"), ("cl", "d"))
+# Words squatters put around a vendor's name to look official or related.
+_AFFIXES = ("official", "offical", "real", "the", "team", "research", "labs", "lab", "ai", "ml", "hq", "inc",
+            "corp", "org", "community", "models", "model", "hub", "dev", "devs", "io", "llm", "llms", "tech",
+            "global", "group", "releases", "release", "verified", "original", "public", "open", "cloud",
+            "studio", "mirror", "archive", "backup", "fans", "fan", "us", "cn", "quant", "quants", "gguf")
+_MAX_AFFIXES = 3
 _SINGLE = str.maketrans({"1": "l", "i": "l", "|": "l", "!": "l", "0": "o", "3": "e", "5": "s", "7": "t",
                          "4": "a", "8": "b", "$": "s", "@": "a"})
 
@@ -41,18 +49,56 @@ def lookalike_of(org: str | None, tiers: Tiers) -> str | None:
     if org is None:
         return None
     known = [*tiers.vendor_official, *tiers.trusted]
-    if org.casefold() in {k.casefold() for k in known}:
+    if org.casefold() in {k.casefold() for k in (*known, *tiers.distinct)}:
         return None
     return next((k for k in known if _imitates(org, k)), None)
 
 
 def _imitates(org: str, known: str) -> bool:
     target = skeleton(known)
-    whole = skeleton(org)
-    if whole == target or DamerauLevenshtein.distance(whole, target) <= _max_edits(len(target)):
+    forms = {skeleton(org), skeleton(org.rstrip("0123456789-_. ") or org)}  # `nvidia2024`, `nvidia-1`
+    if any(f == target or DamerauLevenshtein.distance(f, target) <= _max_edits(len(target)) for f in forms):
+        return True
+    if _collapse(target) in {_collapse(f) for f in forms}:  # `nviiidiaa`: letters doubled or dropped
         return True
     # `nvidia-ai`, `official_nvidia`, `deep-seek-ai`: a run of separator-delimited words is the org.
-    return target in _word_runs(org)
+    # `nvidiaresearch`, `theofficialnvidia`: the org between affix words, written together.
+    near = _word_runs(org) | {c for f in forms for c in _without_affixes(f)}
+    return target in near or (len(target) >= 6 and any(_one_edit(c, target) for c in near))
+
+
+def _one_edit(candidate: str, target: str) -> bool:
+    return abs(len(candidate) - len(target)) <= 1 and DamerauLevenshtein.distance(candidate, target) <= 1
+
+
+def _collapse(text: str) -> str:
+    return re.sub(r"(.)\1+", r"\1", text)
+
+
+def _without_affixes(name: str) -> set[str]:
+    """``name`` with up to three affix words taken off either end (the name itself excluded)."""
+    found: set[str] = set()
+    frontier = {name}
+    for _ in range(_MAX_AFFIXES):
+        frontier = {rest for n in frontier for rest in _strip_one(n)} - found
+        found |= frontier
+    return {f for f in found if len(f) >= 4}
+
+
+def _strip_one(name: str) -> set[str]:
+    out: set[str] = set()
+    for affix in _affix_skeletons():
+        if len(name) > len(affix):
+            if name.startswith(affix):
+                out.add(name[len(affix):])
+            if name.endswith(affix):
+                out.add(name[: -len(affix)])
+    return out
+
+
+@lru_cache(maxsize=1)
+def _affix_skeletons() -> tuple[str, ...]:
+    return tuple(sorted({skeleton(a) for a in _AFFIXES}))
 
 
 def _max_edits(length: int) -> int:

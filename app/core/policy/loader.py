@@ -72,7 +72,13 @@ def policy_sha256(model: Policy) -> str:
     YAML comments, quoting, key order, org order and re-wrapped text do not change it;
     any change of meaning (a rule, a list, a waiver) does.
     """
-    canonical = json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True,
+    dumped = model.model_dump(mode="json", by_alias=True)
+    # Optional sections added later: a policy without them hashes as it did before they existed.
+    if not dumped["sources"]:
+        del dumped["sources"]
+    if not dumped["tiers"]["distinct"]:
+        del dumped["tiers"]["distinct"]
+    canonical = json.dumps(dumped, sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -96,10 +102,10 @@ def _unknown_names(model: Policy) -> list[tuple[tuple[str | int, ...], str]]:
 def _probe_activations(model: Policy) -> list[dict[str, Any]]:
     one = PolicyFacts(
         files=[FileFact(path="probe.bin", size=1, scanned=False)],
-        findings=[FindingFact(path="probe.bin", rule="probe", severity=Severity.MEDIUM)],
+        findings=[FindingFact(path="probe.bin", rule="probe", severity=Severity.MEDIUM, source="probe.example/x")],
     )
     lists = dict(model.lists)
     return [
         build_activation(PolicyFacts(), [], [], ("third-party", None), lists),
-        build_activation(one, list(one.findings), [], ("vendor-official", None), lists),
+        build_activation(one, list(one.findings), [], ("vendor-official", None), lists, model.sources),
     ]

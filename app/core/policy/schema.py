@@ -22,6 +22,9 @@ RepoId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/
 Revision = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{40}|\*)$")]
 ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
+# `host[/path]`, no scheme: github.com/NVIDIA/*, nvcr.io/nim/*, pypi.nvidia.com, anaconda.org/nvidia.
+SourcePattern = Annotated[str, StringConstraints(
+    pattern=r"^(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:/[A-Za-z0-9._*~+-]+)*/?$", max_length=200)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
 RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
@@ -46,8 +49,13 @@ class Tiers(_Model):
         default_factory=list,
         description="Third parties that passed human scrutiny. Never lookalikes. Optional.",
     )
+    distinct: list[OrgName] = Field(
+        default_factory=list,
+        description="Orgs whose names resemble a listed org but are known to be someone else (or the "
+        "vendor's own, not yet promoted): never lookalikes, still third-party. Optional.",
+    )
 
-    @field_validator("vendor_official", "trusted")
+    @field_validator("vendor_official", "trusted", "distinct")
     @classmethod
     def _sorted_unique(cls, orgs: list[str]) -> list[str]:
         folded = [o.casefold() for o in orgs]
@@ -61,6 +69,9 @@ class Tiers(_Model):
         both = {o.casefold() for o in self.vendor_official} & {o.casefold() for o in self.trusted}
         if both:
             raise ValueError(f"org in both vendor-official and trusted: {', '.join(sorted(both))}")
+        listed = {o.casefold() for o in (*self.vendor_official, *self.trusted)} & {o.casefold() for o in self.distinct}
+        if listed:
+            raise ValueError(f"org both in a tier and distinct: {', '.join(sorted(listed))}")
         return self
 
 
@@ -151,11 +162,31 @@ class Policy(_Model):
         description="Decision when no rule fires: one word for all tiers, or a map per tier.",
     )
     waivers: list[Waiver] = Field(default_factory=list, description="Exceptions as data, each with expiry.")
+    sources: dict[OrgName, list[SourcePattern]] = Field(
+        default_factory=dict,
+        description="Code sources a listed org owns: its forks, package indexes, container registries "
+        "(`github.com/NVIDIA/*`, `nvcr.io/nim/*`, `pypi.nvidia.com`), as `host/path` globs. A finding "
+        "whose `source` matches is `vendor_source` in CEL. A key names the vendor (usually an org in a "
+        "tier); listing a vendor's sources trusts where its code comes from, not its repos.",
+    )
 
     @field_validator("description")
     @classmethod
     def _one_line_description(cls, text: str) -> str:
         return _one_line(text)
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_sorted(cls, sources: dict[str, list[str]]) -> dict[str, list[str]]:
+        for org, patterns in sources.items():
+            if not patterns:
+                raise ValueError(f"sources of {org!r}: list at least one")
+            if len({p.casefold() for p in patterns}) != len(patterns):
+                raise ValueError(f"sources of {org!r}: a pattern is listed twice")
+            if any(part in (".", "..") for p in patterns for part in p.split("/")):
+                raise ValueError(f"sources of {org!r}: `.` and `..` are not path segments of a source")
+        # order carries no meaning: keep the hash stable
+        return {org: sorted(p, key=str.casefold) for org, p in sorted(sources.items(), key=lambda i: i[0].casefold())}
 
 
 def cross_check(policy: Policy) -> list[tuple[tuple[str | int, ...], str]]:

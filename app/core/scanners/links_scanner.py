@@ -8,6 +8,7 @@ package indexes and typosquatted package names. Official upstream links are reco
 from __future__ import annotations
 
 import hashlib
+import html
 import posixpath
 import re
 from typing import ClassVar
@@ -26,19 +27,26 @@ from app.core.scanners.text_rules.text_lines import (
     notebook_lines,
     read_views,
 )
-from app.core.scanners.text_rules.upstreams import DATA_FILE, Upstreams, UpstreamsError, load_upstreams
-from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source
+from app.core.scanners.text_rules.upstreams import (
+    DATA_FILE,
+    Upstreams,
+    UpstreamsError,
+    image_source,
+    load_upstreams,
+)
+from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source, source_of
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
-             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw")
-_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile")
+             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf")
+_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc")
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 # Plain text can sniff as "pickle" ("torch==2.7" parses as opcodes); reading it as text is harmless.
 _FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE})
-_INSTALL = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|pipx|conda|mamba)\s+install\b|\bgit\s+clone\b|@\s*git\+"
-                      r"|\bgit\+|@\s*https?://|\bdependency_links\b|\b(?:ADD|COPY)\s+(?:--\S+\s+)*https?://")
+_INSTALL = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|uv\s+tool|pipx|conda|mamba|micromamba)\s+install\b|\buv\s+add\b"
+                      r"|\bgit\s+(?:clone|submodule\s+add|fetch|pull)\b|@\s*git\+|\bgit\+|@\s*(?:https?|ssh|git)://"
+                      r"|\bdependency_links\b|\b(?:ADD|COPY)\s+(?:--\S+\s+)*(?:https?|git)://")
 _DOWNLOAD = re.compile(r"\b(?:curl|wget|aria2c|iwr|invoke-webrequest|start-bitstransfer|certutil|bitsadmin|"
                        r"urlretrieve|urlopen|requests\.get)\b", re.I)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
@@ -59,8 +67,11 @@ class LinksScanner:
                  "curl|sh, iex(iwr), base64 -d|sh, download then chmod +x/run"),
         RuleInfo("official-install-script", Severity.LOW, "download-and-execute of an official installer"),
         RuleInfo("unknown-code-install", Severity.MEDIUM, "pip install / git clone of code from an unknown repo"),
-        RuleInfo("untrusted-package-index", Severity.MEDIUM, "pip index, find-links or trusted-host not official"),
+        RuleInfo("untrusted-package-index", Severity.MEDIUM,
+                 "pip/uv index, find-links, trusted-host or conda channel that is not official"),
         RuleInfo("untrusted-container-image", Severity.MEDIUM, "container image from an unknown namespace"),
+        RuleInfo("redirect-url", Severity.HIGH,
+                 "install or download from a shortener, redirect, paste or file-drop URL (unknown code)"),
         RuleInfo("typosquat-package", Severity.HIGH, "pip package name one or two edits from a known one"),
         RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: only its start checked"),
         RuleInfo("scan-error", Severity.HIGH, "a notebook that is not valid JSON, or broken upstream data"),
@@ -96,6 +107,15 @@ class LinksScanner:
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
 
+# Rules whose finding names no install source (a link, an upstream): the policy judges them by rule.
+_NO_SOURCE = frozenset({"upstream-link", "external-link"})
+
+
+def _readable(text: str) -> str:
+    """The line as its reader sees it: HTML entities decoded (`&#x2F;` is "/" to a browser)."""
+    return html.unescape(text) if "&" in text else text
+
+
 def _lines(path: str, text: str) -> list[Line]:
     lower = path.lower()
     if lower.endswith(".ipynb"):
@@ -111,23 +131,29 @@ class _Checker:
         self.requirements = "requirements" in base and base.endswith((".txt", ".in"))
         self.dockerfile = base.startswith(("dockerfile", "containerfile")) or base.endswith(".dockerfile")
         self.tracker = sh.DownloadTracker()
+        self.variables = sh.Variables()
+        self.settings = sh.IndexSettings()
+        self.condarc = sh.CondarcChannels() if base == ".condarc" else None
         self.stages: set[str] = set()
         self.seen: set[tuple[str, str]] = set()
         self.links = 0
 
     def check(self, lines: list[Line]) -> None:
         """One view of the file; a finding already made from another view is not repeated."""
-        self.tracker, self.stages = sh.DownloadTracker(), set()
+        self.tracker, self.variables, self.stages = sh.DownloadTracker(), sh.Variables(), set()
+        self.settings = sh.IndexSettings()
+        self.condarc = sh.CondarcChannels() if self.condarc else None
         fenced = False
         for line in lines:
             if not line.code and _FENCE.match(line.text):
                 fenced = not fenced
                 continue
-            text = line.text[:MAX_COMMAND_CHARS]
+            text = _readable(self.variables.resolve(line.text[:MAX_COMMAND_CHARS]))
             commands = text if line.code or fenced else " ; ".join(_INLINE_CODE.findall(text))
             self._line(line, text, commands)
 
-    def add(self, rule: str, severity: Severity, message: str, key: str, where: str, text: str) -> None:
+    def add(self, rule: str, severity: Severity, message: str, key: str, where: str, text: str,
+            source: str | None = None) -> None:
         if (rule, key) in self.seen:
             return
         self.seen.add((rule, key))
@@ -135,23 +161,49 @@ class _Checker:
             self.links += 1
             if self.links > MAX_LINK_FINDINGS:
                 return
-        self.sink.add(rule, severity, message, evidence=evidence(self.path, where, text))
+        self.sink.add(rule, severity, message, evidence=evidence(self.path, where, text), source=source)
 
     def _line(self, line: Line, text: str, commands: str) -> None:
-        urls = extract_urls(line.text)
+        urls = extract_urls(text)
         pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
+        flagged |= self._conda(line, self.condarc.feed(text) if self.condarc else sh.conda_channels(commands))
+        flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)
         for url in urls:
             hit = None if url in flagged else classify_url(url, context, self.up)
             if hit:
-                self.add(hit.rule, hit.severity, f"{hit.message}: {url[:200]}", url, line.where, line.text)
+                self.add(hit.rule, hit.severity, f"{hit.message}: {url[:200]}", url, line.where, line.text,
+                         source=None if hit.rule in _NO_SOURCE else source_of(url))
         self._download_execute(line.where, text, urls)
         for image in sh.docker_images(text, self.stages, strict_from=not self.dockerfile):
             if not self.up.official_image(image):
                 self.add("untrusted-container-image", Severity.MEDIUM,
                          f"container image {image} is not from an official namespace", image,
-                         line.where, line.text)
+                         line.where, line.text, source=image_source(image))
+
+    def _indexes(self, line: Line, indexes: list[str]) -> list[str]:
+        """Report package indexes that are not official; returns them."""
+        untrusted = [i for i in indexes if "://" not in i or not self._official(i)]
+        for index in untrusted:
+            self.add("untrusted-package-index", Severity.MEDIUM,
+                     f"pip index/find-links/trusted-host {index[:120]} is not an official package source",
+                     index, line.where, line.text, source=source_of(index) if "://" in index else index[:200])
+        return untrusted
+
+    def _conda(self, line: Line, channels: list[str]) -> set[str]:
+        """Report conda channels that are not official; returns channel URLs already reported."""
+        reported: set[str] = set()
+        for channel in channels:
+            url = "://" in channel
+            if (url and self._official(channel)) or (not url and self.up.conda_channel_official(channel)):
+                continue
+            source = source_of(channel) if url else f"anaconda.org/{channel.strip('/')}"
+            self.add("untrusted-package-index", Severity.MEDIUM,
+                     f"conda channel {channel[:120]} is not an official channel", channel, line.where, line.text,
+                     source=source)
+            reported.add(channel)
+        return reported
 
     def _context(self, text: str) -> str:
         if self.requirements or _INSTALL.search(text):
@@ -178,11 +230,7 @@ class _Checker:
     def _pip(self, line: Line, args: list[str]) -> list[str]:
         """Report pip's package sources and names; returns the index URLs flagged as untrusted."""
         targets, indexes = sh.pip_targets(args)
-        untrusted = [i for i in indexes if "://" not in i or not self._official(i)]
-        for index in untrusted:
-                self.add("untrusted-package-index", Severity.MEDIUM,
-                         f"pip index/find-links/trusted-host {index[:120]} is not an official package source",
-                         index, line.where, line.text)
+        untrusted = self._indexes(line, indexes)
         for spec in targets:
             name = sh.package_name(spec)
             squatted = self.up.typosquat_of(name) if name else None

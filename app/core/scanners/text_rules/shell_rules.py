@@ -6,6 +6,7 @@ attackers use (``curl | sh``, ``iex (iwr ...)``, ``base64 -d | sh``) over parsin
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
@@ -36,6 +37,7 @@ DOWNLOAD_AND_EXECUTE = (
         re.I)),
 )
 _SEGMENTS = re.compile(r"&&|\|\||;|\n")
+_SEPARATED = re.compile(r"(&&|\|\||;|\n)")
 _DOWNLOAD_CMD = re.compile(rf"^\s*(?:sudo\s+)?(?:{_DL}|certutil(?:\.exe)?|bitsadmin|start-bitstransfer)\b", re.I)
 _OUTPUT_OPTS = {"-o", "-O", "--output", "--output-document", "-outfile", "-OutFile"}
 _RUN = re.compile(
@@ -44,7 +46,41 @@ _RUN = re.compile(
     r"(?:[\w.~$%:/\\-]*[/\\])?(?P<name>[\w.+-]+)",
     re.I,
 )
-_PIP = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|python[\d.]*\s+-m\s+pip|pipx)\s+install\b(?P<args>[^;&|\n]*)", re.I)
+# uv add/tool install and pipx take pip's sources (URLs, --index, --extra-index-url, -f).
+_PIP = re.compile(r"\b(?:(?:pip[\d.]*|uv\s+pip|python[\d.]*\s+-m\s+pip|pipx|uv\s+tool)\s+install|uv\s+add)\b"
+                  r"(?P<args>[^;&|\n]*)", re.I)
+_CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:install|create|update)\b(?P<args>[^;&|\n]*)",
+                    re.I)
+_CHANNEL_OPTS = ("-c", "--channel")
+# The loader maps these libraries into every process it starts; Python loads them by name too.
+_PRELOAD = re.compile(r"\b(?:LD_PRELOAD|DYLD_INSERT_LIBRARIES)\s*[= ]\s*[\"']?(?P<libs>[^\s\"';&|]+)")
+_NATIVE_LOAD = re.compile(
+    r"\b(?:CDLL|PyDLL|WinDLL|LoadLibrary|load_library|dlopen)\s*\(\s*[rbuf]?[\"'](?P<lib>[^\"']+)")
+_DOCKER_RUN = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
+_DOCKER_ADD = re.compile(r"^\s*ADD\s+(?:--\S+\s+)*(?P<args>.+)$", re.I)
+_SHELL_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?(?P<name>[A-Za-z_]\w*)="
+                           r"(?P<value>\"[^\"]*\"|'[^']*'|\S*)\s*$")
+_DOCKER_ASSIGN = re.compile(r"^\s*(?:ARG|ENV)\s+(?P<body>.+)$", re.I)
+_PS_ASSIGN = re.compile(r"^\s*\$(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)\s*;?\s*$")
+# Where pip, uv and conda read package sources besides their command line: the environment,
+# `pip config set`, and config files (pip.conf, uv.toml, pyproject's [[tool.uv.index]], .condarc).
+_INDEX_ENV = re.compile(
+    r"\b(?:PIP_(?:INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|TRUSTED_HOST)|UV_(?:INDEX_URL|EXTRA_INDEX_URL|INDEX|"
+    r"DEFAULT_INDEX|FIND_LINKS))\s*[= ]\s*[\"']?(?P<value>[^\s\"';&|]+)")
+_PIP_CONFIG = re.compile(r"\bpip[\d.]*\s+config\s+set\s+\S*?(?:index-url|find-links|trusted-host)\s+[\"']?"
+                         r"(?P<value>[^\s\"']+)", re.I)
+_INDEX_KEY = re.compile(r"^\s*(?:extra[-_])?(?:index[-_]url|find[-_]links|trusted[-_]host|default[-_]index)\s*[=:]\s*"
+                        r"[\"'\[]?(?P<value>[^\s\"'\],]+)", re.I)
+_URL_KEY = re.compile(r"^\s*url\s*=\s*[\"'](?P<value>[^\"']+)[\"']")
+_INDEX_SECTION = re.compile(r"^\s*\[\[?\s*(?:tool\.(?:uv\.index|poetry\.source|pdm\.source)|index)\s*\]\]?\s*$")
+_SECTION = re.compile(r"^\s*\[")
+_SOURCE_VALUE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://\S+|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:/\S*)?)$", re.I)
+_YAML_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)\s*:(?P<rest>.*)$")
+_YAML_ITEM = re.compile(r"^\s+-\s*[\"']?(?P<value>[^\s\"'#]+)")
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
+MAX_VARIABLES = 256
+MAX_VALUE_CHARS = 2048
+MAX_SUBSTITUTED_CHARS = 16 * 1024  # per line, across all its substitutions
 _DOCKER = re.compile(
     r"\b(?:docker|podman|nerdctl)\s+(?:container\s+|image\s+)?(?:run|pull|create)\b(?P<args>[^;&|\n]*)"
 )
@@ -79,6 +115,58 @@ def pip_arguments(text: str) -> list[list[str]]:
     return [split_args(m.group("args")) for m in _PIP.finditer(text)]
 
 
+class IndexSettings:
+    """Package sources set outside a pip command line; ``feed`` returns those a line sets."""
+
+    def __init__(self) -> None:
+        self.in_index_table = False
+
+    def feed(self, text: str) -> list[str]:
+        if _SECTION.match(text):
+            self.in_index_table = bool(_INDEX_SECTION.match(text))
+            return []
+        values = [m.group("value") for m in _INDEX_ENV.finditer(text)]
+        values += [m.group("value") for m in _PIP_CONFIG.finditer(text)]
+        key = _INDEX_KEY.match(text) or (_URL_KEY.match(text) if self.in_index_table else None)
+        if key and _SOURCE_VALUE.match(key.group("value")):  # `default_index: 0` in a YAML is no index
+            values.append(key.group("value"))
+        return [v for v in values if "$" not in v]
+
+
+class CondarcChannels:
+    """Channels a ``.condarc`` lists (``channels:`` / ``default_channels:``, block or flow style)."""
+
+    def __init__(self) -> None:
+        self.in_channels = False
+
+    def feed(self, text: str) -> list[str]:
+        key = _YAML_KEY.match(text)
+        if key:
+            self.in_channels = key.group("key") in ("channels", "default_channels")
+            flow = key.group("rest").strip()
+            if self.in_channels and flow.startswith("["):
+                return [c.strip(" '\"") for c in flow.strip("[]").split(",") if c.strip(" '\"")]
+            return []
+        item = _YAML_ITEM.match(text)
+        return [item.group("value")] if self.in_channels and item else []
+
+
+def conda_channels(text: str) -> list[str]:
+    """Channels of every ``conda/mamba install|create -c CHANNEL`` in the text."""
+    channels: list[str] = []
+    for match in _CONDA.finditer(text):
+        args = split_args(match.group("args"))
+        for i, arg in enumerate(args):
+            option, eq, value = arg.partition("=")
+            if eq and option in _CHANNEL_OPTS:
+                channels.append(value)
+            elif arg in _CHANNEL_OPTS and i + 1 < len(args):
+                channels.append(args[i + 1])
+            elif arg.startswith("-c") and len(arg) > 2 and not arg.startswith("--"):
+                channels.append(arg[2:])
+    return [c for c in channels if c]
+
+
 def pip_targets(args: list[str]) -> tuple[list[str], list[str]]:
     """(package specs and URLs, index/trusted-host values) of one pip install argument list."""
     targets: list[str] = []
@@ -91,6 +179,8 @@ def pip_targets(args: list[str]) -> tuple[list[str], list[str]]:
             elif pending in ("-e", "--editable"):
                 targets.append(arg)
             pending = None
+        elif arg.startswith(("-i", "-f")) and len(arg) > 2 and not arg.startswith("--"):
+            indexes.append(arg[2:])  # `-ihttps://...`: pip takes a short option's value attached
         elif arg.startswith("-"):
             option, eq, value = arg.partition("=")
             if eq and option in PIP_INDEX_OPTS:
@@ -140,8 +230,82 @@ def _docker_run_image(args: list[str]) -> str | None:
     return None
 
 
+def _docker_add(segment: str) -> tuple[list[str], str] | None:
+    """(URL sources, destination) of a Dockerfile ``ADD``, shell or JSON form; None without URLs."""
+    match = _DOCKER_ADD.match(segment)
+    if not match:
+        return None
+    body = match.group("args").strip()
+    try:
+        args = json.loads(body) if body.startswith("[") else split_args(body)
+    except ValueError:
+        args = split_args(body.strip("[]").replace(",", " "))
+    if not isinstance(args, list) or len(args) < 2 or not all(isinstance(a, str) for a in args):
+        return None
+    urls = [a for a in args[:-1] if "://" in a]
+    return (urls, args[-1]) if urls else None
+
+
+class Variables:
+    """Values of ``ARG``/``ENV`` (Dockerfile) and ``NAME=value`` (shell) lines, substituted into
+    later lines as the build or the shell would (``$NAME``, ``${NAME}``, ``${NAME:-default}``)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def resolve(self, text: str, budget: int = MAX_SUBSTITUTED_CHARS) -> str:
+        """``text`` with known variables substituted, segment by segment, each segment's own
+        assignments taking effect for the next (``H=x.invalid; wget https://$H/y``). At most
+        ``budget`` characters are substituted: ``$A$A$A...`` must not multiply the line."""
+        parts = _SEPARATED.split(text)
+        out: list[str] = []
+        for index, part in enumerate(parts):
+            if index % 2 == 0:  # a segment; odd indexes are the separators between them
+                part, budget = self._expand(part, budget)
+                self.assign(part)
+            out.append(part)
+        return "".join(out)
+
+    def _expand(self, text: str, budget: int) -> tuple[str, int]:
+        if "$" not in text:
+            return text, budget
+        left = budget
+
+        def value(match: re.Match[str]) -> str:
+            nonlocal left
+            name = match.group("braced") or match.group("bare")
+            known = self.values.get(name)
+            if known is None:
+                known = match.group("default")
+            if known is None or len(known) > left:
+                return match.group(0)
+            left -= len(known)
+            return known
+
+        return _REFERENCE.sub(value, text), left
+
+    def assign(self, text: str) -> None:
+        docker = _DOCKER_ASSIGN.match(text)
+        if docker:
+            args = split_args(docker.group("body"))
+            pairs = [a.partition("=")[::2] for a in args if "=" in a]
+            if not pairs and len(args) >= 2:  # legacy `ENV NAME value`
+                pairs = [(args[0], " ".join(args[1:]))]
+            for name, value in pairs:
+                self._set(name, value)
+            return
+        shell = _SHELL_ASSIGN.match(text) or _PS_ASSIGN.match(text)
+        if shell:
+            self._set(shell.group("name"), shell.group("value").strip("\"'"))
+
+    def _set(self, name: str, value: str) -> None:
+        if re.fullmatch(r"[A-Za-z_]\w*", name) and (name in self.values or len(self.values) < MAX_VARIABLES):
+            self.values[name] = value[:MAX_VALUE_CHARS]
+
+
 class DownloadTracker:
-    """Remembers files fetched by curl/wget so a later ``chmod +x``/``./file``/``sh file`` is caught."""
+    """Remembers files fetched by curl/wget (or a Dockerfile ``ADD``) so a later ``chmod +x``,
+    ``./file``, ``sh file``, ``python file``, ``LD_PRELOAD=file`` or ``CDLL("file")`` is caught."""
 
     def __init__(self) -> None:
         self.fetched: dict[str, tuple[str, str]] = {}  # file name -> (where downloaded, URL)
@@ -150,26 +314,43 @@ class DownloadTracker:
         """(download location, URL, run command) for every run of a file fetched earlier."""
         runs: list[tuple[str, str, str]] = []
         for segment in _SEGMENTS.split(text):
+            segment = _DOCKER_RUN.sub("", segment)
             if _DOWNLOAD_CMD.match(segment):
                 self._record(where, segment, urls)
                 continue
-            match = _RUN.match(segment)
-            name = match.group("name").lower() if match else None
-            if name and name in self.fetched:
-                runs.append((*self.fetched[name], segment.strip()))
+            added = _docker_add(segment)
+            if added:
+                for url in added[0]:
+                    self._remember(where, url, [added[1]] if len(added[0]) == 1 else [])
+                continue
+            runs.extend((*self.fetched[n], segment.strip()) for n in self._runs(segment) if n in self.fetched)
         return runs
+
+    @staticmethod
+    def _runs(segment: str) -> list[str]:
+        """Names of the files the segment runs or loads."""
+        names = [posixpath.basename(lib.replace("\\", "/")).lower()
+                 for match in _PRELOAD.finditer(segment) for lib in re.split(r"[: ]", match.group("libs"))]
+        names += [posixpath.basename(m.group("lib").replace("\\", "/")).lower() for m in _NATIVE_LOAD.finditer(segment)]
+        match = _RUN.match(segment)
+        if match:
+            names.append(match.group("name").lower())
+        return names
 
     def _record(self, where: str, segment: str, urls: list[str]) -> None:
         args = split_args(segment)
         url = next((u for u in urls if u in segment), None) or next((a for a in args if "://" in a), None)
         if not url:
             return
-        names = {posixpath.basename(urlsplit(url).path)}
-        for i, arg in enumerate(args[:-1]):
-            if arg in _OUTPUT_OPTS and args[i + 1] != "-":
-                names.add(posixpath.basename(args[i + 1].replace("\\", "/")))
-        for arg in args:
-            if arg.startswith("--output-document="):
-                names.add(posixpath.basename(arg.split("=", 1)[1]))
+        outputs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg in _OUTPUT_OPTS and args[i + 1] != "-"]
+        outputs += [arg.split("=", 1)[1] for arg in args if arg.startswith("--output-document=")]
+        self._remember(where, url, outputs)
+
+    def _remember(self, where: str, url: str, outputs: list[str]) -> None:
+        try:
+            names = {posixpath.basename(urlsplit(url).path)}
+        except ValueError:
+            names = set()
+        names |= {posixpath.basename(o.replace("\\", "/")) for o in outputs}  # `ADD url dir/` keeps url's name
         for name in names - {""}:
             self.fetched[name.lower()] = (where, url)

@@ -78,12 +78,18 @@ class Upstreams:
         }
         self.legit = {canonical_package(n) for n in _section(data, "legit_near_names", list)}
         self.bad = {canonical_package(n) for n in _section(data, "known_bad_packages", list)}
+        self.redirect_hosts = frozenset(str(h).lower() for h in _section(data, "redirect_hosts", list))
+        self.conda_channels = frozenset(str(c).lower() for c in _section(data, "conda_channels", list))
 
     def owner_of(self, owner: str, repo: str) -> Project | None:
         return next((p for p in self.projects if p.owns(owner, repo)), None)
 
     def forked(self, repo: str) -> Project | None:
         return next((p for p in self.projects if p.names_repo(repo)), None)
+
+    def named_by(self, repo: str) -> tuple[Project, ...]:
+        """Every project whose names mark ``repo`` as one of its repos (or a fork of it)."""
+        return tuple(p for p in self.projects if p.names_repo(repo))
 
     def official_owner(self, owner: str) -> bool:
         return any(owner.lower() in p.owners for p in self.projects)
@@ -99,6 +105,9 @@ class Upstreams:
         name = re.sub(r"^(?:index\.)?docker\.io/(?!library/)", "", name)
         return any(name.startswith(e) if e.endswith("/") else name == e for e in self.images)
 
+    def conda_channel_official(self, channel: str) -> bool:
+        return channel.lower().strip("/").split("/")[0] in self.conda_channels
+
     def typosquat_of(self, package: str) -> str | None:
         """The known package this name imitates, or None."""
         name = canonical_package(package)
@@ -111,6 +120,18 @@ class Upstreams:
             if abs(len(known) - len(name)) <= limit and Levenshtein.distance(name, known) <= limit:
                 return known
         return None
+
+
+def image_source(image: str) -> str:
+    """``registry/path`` of an image without tag or digest, Docker Hub spelled out: the form the
+    trust policy's `sources` globs match (``nvcr.io/nim/meta/llama-3.1-8b-instruct``)."""
+    name = image.lower().split("@")[0]
+    head, _, last = name.rpartition("/")
+    name = f"{head}/{last.split(':')[0]}" if head else last.split(":")[0]
+    first = name.split("/")[0]
+    if "." in first or ":" in first or first == "localhost":
+        return name.removeprefix("index.")
+    return f"docker.io/{name}" if "/" in name else f"docker.io/library/{name}"
 
 
 def _section(data: dict[str, Any], key: str, kind: type) -> Any:

@@ -10,7 +10,8 @@ from urllib.parse import unquote, urlsplit
 from app.core.findings import Severity
 from app.core.scanners.text_rules.upstreams import Project, Upstreams, host_in
 
-URL = re.compile(r"""(?:git\+)?(?:https?|ftp)://[^\s<>"'`)\]}|\\]+|git@[\w.-]+:[\w./-]+""", re.IGNORECASE)
+# git clones ssh:// and git:// (and pip/uv take them as git+ssh://, git+git://) like https.
+URL = re.compile(r"""(?:git\+)?(?:https?|ftp|ssh|git)://[^\s<>"'`)\]}|\\]+|git@[\w.-]+:[\w./-]+""", re.IGNORECASE)
 _TRAILING = ".,;:!?*"
 _BINARY = re.compile(
     r"\.(?:whl|so(?:\.\d+)*|dll|exe|run|appimage|dylib|msi|deb|rpm|pyd|apk|jar|dmg|pkg|scr|com|elf)$",
@@ -58,6 +59,16 @@ def normalise(url: str) -> str:
     return url
 
 
+def request_path(raw: str) -> str:
+    """The path a client asks for: percent-decoded, dot segments removed as curl (and so git and
+    pip) does, so ``github.com/NVIDIA/../someone/vllm`` is ``someone/vllm``."""
+    path = unquote(raw)
+    if not path:
+        return path
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal != "." else "/"
+
+
 def code_ref(host: str, path: str) -> CodeRef | None:
     parts = [p for p in path.split("/") if p]
     host = host.lower().removeprefix("www.")
@@ -84,8 +95,10 @@ def classify_url(url: str, context: str, up: Upstreams) -> Hit | None:
         host = (parts.hostname or "").lower()
     except ValueError:
         return Hit("external-link", Severity.INFO, "unparsable URL")
-    path = unquote(parts.path)
+    path = request_path(parts.path)
     ref = code_ref(host, path)
+    if host_in(host, up.redirect_hosts):
+        return _redirect(host, context)
     official = _official(host, path, ref, up)
     if official:
         return Hit("upstream-link", Severity.INFO, f"official {official} link")
@@ -100,13 +113,42 @@ def classify_url(url: str, context: str, up: Upstreams) -> Hit | None:
         project = up.forked(ref.repo)
         if project:
             return Hit("forked-code", Severity.HIGH, f"{ref.owner}/{ref.repo} on {ref.host} looks like a fork "
-                       f"of {project.key} (official: {_official_repos(project)})")
+                       f"of {project.key} (official: {_official_repos(project)}){_vendor_note(ref, up)}")
     if host_in(host, up.reference_hosts):
         return None
     if context == "install":
         return Hit("unknown-code-install", Severity.MEDIUM,
                    f"installs code from {_where(host, ref)}, which is not a known upstream")
     return Hit("external-link", Severity.INFO, f"link to {_where(host, ref)}")
+
+
+def source_of(url: str) -> str | None:
+    """Where the URL's code comes from, as the trust policy's `sources` globs read it:
+    ``github.com/owner/repo`` on a code host, else ``host/path`` (no scheme, query or user)."""
+    try:
+        parts = urlsplit(normalise(url))
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return None
+    if not host:
+        return None
+    path = request_path(parts.path)
+    ref = code_ref(host, path)
+    if ref:
+        return f"{ref.host}/{ref.owner}/{ref.repo}"
+    return f"{host}{path.rstrip('/')}"[:200]
+
+
+def _redirect(host: str, context: str) -> Hit:
+    if context == "link":
+        return Hit("external-link", Severity.INFO, f"short, redirecting or paste link to {host}")
+    return Hit("redirect-url", Severity.HIGH, f"{host} does not say what it serves (shortener, redirect or "
+               "paste): installing or downloading from it runs unknown code that can change after the vet")
+
+
+def _vendor_note(ref: CodeRef, up: Upstreams) -> str:
+    other = up.owner_of(ref.owner, ref.repo)
+    return f"; {ref.owner} is official for {other.key}, not for this project" if other else ""
 
 
 def official_source(url: str, up: Upstreams) -> bool:
@@ -123,7 +165,13 @@ def official_source(url: str, up: Upstreams) -> bool:
 
 def _official(host: str, path: str, ref: CodeRef | None, up: Upstreams) -> str | None:
     if ref:
-        project = up.owner_of(ref.owner, ref.repo) if ref.host == "github.com" else None
+        if ref.host != "github.com":
+            return None
+        # Judged by owner: a repo named like a project is official only under that project's
+        # owners (NVIDIA/vllm is NVIDIA's fork of vLLM, whatever NVIDIA's other repos are).
+        named = up.named_by(ref.repo)
+        owned = next((p for p in named if p.owns(ref.owner, ref.repo)), None)
+        project = owned if named else up.owner_of(ref.owner, ref.repo)
         return project.key if project else None
     if host.endswith(".github.io") and up.official_owner(host.removesuffix(".github.io")):
         return host

@@ -58,3 +58,63 @@ def test_tiers_are_case_insensitive_and_default_to_third_party() -> None:
 def test_skeleton_merges_lookalike_characters() -> None:
     assert skeleton("Meta-L1ama") == skeleton("meta_llama") == "metallama"
     assert skeleton("rnicrosoft") == skeleton("microsoft")
+
+
+@pytest.mark.parametrize(("org", "imitated"), [
+    # Affixes written together, as squatters do when a separator looks too obvious.
+    ("nvidiaresearch", "nvidia"),
+    ("NvidiaOfficial", "nvidia"),
+    ("theofficialnvidia", "nvidia"),
+    ("QwenTeam", "Qwen"),
+    ("deepseek-ai-research", "deepseek-ai"),
+    ("mistralai-labs", "mistralai"),
+    # Digits for letters (0/o, 1/l/i, 5/s) and digits tacked on.
+    ("nv1dia", "nvidia"),
+    ("micr0soft", "microsoft"),
+    ("mi5tralai", "mistralai"),
+    ("nvidia2024", "nvidia"),
+    ("Qwen-2", "Qwen"),
+    # Letters doubled or dropped beyond the edit budget, and an affix around a typo.
+    ("nviiidiaa", "nvidia"),
+    ("nviidia-official", "nvidia"),
+    ("g00gle-research", "google"),
+    # Letter case and every separator.
+    ("NVIDIA-AI", "nvidia"),
+    ("meta.llama", "meta-llama"),
+    ("n-v-i-d-i-a", "nvidia"),
+])
+def test_lookalikes_as_people_form_them(org: str, imitated: str) -> None:
+    assert lookalike_of(org, TIERS) == imitated
+
+
+@pytest.mark.parametrize("org", [
+    # Words that merely start with a vendor's letters, or a vendor name plus an ordinary word.
+    "intelligent-systems", "pineapple-ai", "applied-ai", "mistral-community", "NousResearch",
+    "QuantFactory", "mlx-community", "TheBloke", "metaresearch", "applebee", "nvidiaish-unrelated-words",
+])
+def test_affix_rule_needs_the_whole_name(org: str) -> None:
+    tiers = Tiers.model_validate({"vendor-official": ["nvidia", "Intel", "apple", "mistralai", "meta-llama"]})
+    assert lookalike_of(org, tiers) is None
+
+
+def test_orgs_the_policy_lists_as_distinct_are_not_lookalikes() -> None:
+    tiers = Tiers.model_validate({"vendor-official": ["Intel"], "distinct": ["IntelLabs"]})
+    assert lookalike_of("IntelLabs", tiers) is None
+    assert tier_of("IntelLabs", tiers) == "third-party"
+    assert lookalike_of("Intel-Labs-Official", tiers) == "Intel"
+
+
+def test_distinct_orgs_may_not_also_sit_in_a_tier() -> None:
+    with pytest.raises(ValueError, match="both in a tier and distinct"):
+        Tiers.model_validate({"vendor-official": ["Intel"], "distinct": ["intel"]})
+
+
+def test_default_policy_distinct_orgs_resemble_a_listed_org() -> None:
+    """Each `distinct` entry earns its place: without it, the org would be a lookalike."""
+    from app.core.policy import load_policy
+
+    tiers = load_policy(POLICIES / "default.yaml").model.tiers
+    bare = tiers.model_copy(update={"distinct": []})
+    for org in tiers.distinct:
+        assert lookalike_of(org, bare) is not None, org
+        assert lookalike_of(org, tiers) is None, org

