@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import posixpath
+from collections.abc import Callable
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
@@ -196,7 +197,7 @@ def _module_context(ctx: ScanContext, source: bytes) -> ModuleContext:
     if ctx.read_other is not None:
         tree = ast.parse(source)
         for key, path in rm.helper_imports(tree, ctx.file.path, present).items():
-            summary = _helper_summary(ctx, path, native)
+            summary = _helper_summary(ctx.read_other, ctx.identity.repo_id, path, native)
             if summary:
                 helpers[key] = summary
     return ModuleContext(ctx.identity.repo_id, native, install, helpers)
@@ -212,12 +213,11 @@ def _backend_files(ctx: ScanContext, present: set[str]) -> tuple[str, ...]:
     return backend.files() if backend else ()
 
 
-def _helper_summary(ctx: ScanContext, path: str, native: frozenset[str]) -> Summary:
+def _helper_summary(read: Callable[[str], bytes], repo: str | None, path: str, native: frozenset[str]) -> Summary:
     """What each function of a helper module does; a helper that cannot be read or parsed says
     nothing here (its own scan reports that)."""
-    assert ctx.read_other is not None
     try:
-        return summarize(ctx.read_other(path), ctx.identity.repo_id, native)
+        return summarize(read(path), repo, native)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
 

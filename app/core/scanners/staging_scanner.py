@@ -41,7 +41,7 @@ class StagingScanner:
     name: ClassVar[str] = "staging"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("decodes-shipped-file", Severity.HIGH,
-                 "a card or script decodes a file the repo ships (base64 -d, xxd -r, b64decode...) into something"),
+                 "a card or script decodes a file the repo ships (base64 -d, xxd -r, b64decode...): what runs was not vetted"),
         RuleInfo("preloads-shipped-library", Severity.HIGH,
                  "LD_PRELOAD / DYLD_INSERT_LIBRARIES / LD_AUDIT names a library the repo ships"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),

@@ -17,12 +17,12 @@ import codecs
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from app.core.scanners.python_code.names import Names
 
-Value = Union[str, bytes, int, tuple["Value", ...]]
+Value: TypeAlias = "str | bytes | int | tuple[Value, ...]"
 MAX_VALUE = 64 * 1024  # characters/bytes/items of one folded value
 MAX_DEPTH = 40  # nested expressions followed
 MAX_INT_BITS = 64
@@ -111,6 +111,11 @@ class Constants:
             return Folded(tuple(i.value for i in items if i), True)
         if isinstance(node, ast.BinOp):
             return _binop(node.op, sub(node.left), sub(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Invert):
+            operand = sub(node.operand)
+            if operand is None or not isinstance(operand.value, int):
+                return None
+            return Folded(-operand.value if isinstance(node.op, ast.USub) else ~operand.value, operand.computed)
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, sub)
         if isinstance(node, ast.Subscript):
@@ -273,19 +278,20 @@ def _subscript(owner: Folded | None, index: ast.AST, sub: Callable[[ast.AST], Fo
     if isinstance(index, ast.Slice):
         bounds = [sub(b) if b is not None else None for b in (index.lower, index.upper, index.step)]
         parts = [b.value if b is not None else None for b in bounds]
-        if any(p is not None and not isinstance(p, int) for p in parts) or parts[2] == 0:
+        ints = [p for p in parts if isinstance(p, int)]
+        if len(ints) != sum(p is not None for p in parts) or parts[2] == 0:
             return None
         if any(b is None and n is not None for b, n in zip(bounds, (index.lower, index.upper, index.step),
                                                              strict=True)):
             return None
-        return Folded(value[slice(*parts)], True)
+        return Folded(value[slice(*parts)], True)  # type: ignore[arg-type]  # ints or None, checked above
     key = sub(index)
     if key is None or not isinstance(key.value, int) or not -len(value) <= key.value < len(value):
         return None
     return Folded(value[key.value], True)
 
 
-def _method(owner: Value, method: str, args: list[Value]) -> Folded | None:  # noqa: PLR0911 - one case each
+def _method(owner: Value, method: str, args: list[Value]) -> Folded | None:
     if method == "join" and isinstance(owner, str | bytes) and len(args) == 1:
         items = _items(Folded(args[0], True))
         if items is None or not all(type(i) is type(owner) for i in items):
@@ -317,7 +323,7 @@ def _decode_bytes(owner: bytes, args: list[Value]) -> Folded | None:
         return None
 
 
-def _function(func: str, args: list[Value]) -> Folded | None:  # noqa: PLR0911 - one case each
+def _function(func: str, args: list[Value]) -> Folded | None:
     one = args[0] if len(args) == 1 else None
     if func == "chr" and isinstance(one, int) and 0 <= one <= 0x10FFFF:
         return Folded(chr(one), True)

@@ -86,7 +86,7 @@ def summarize(source: bytes | str, own_repo: str | None, native: frozenset[str] 
     interesting = [o for o in walker.found if o.kind not in ("blob",)]
     summary: dict[str, tuple[Observation, ...]] = {}
     for name, nodes in reachable_from(tree).items():
-        spans = [(n.lineno, n.end_lineno or n.lineno) for n in nodes]
+        spans = [(n.lineno, n.end_lineno or n.lineno) for n in nodes if isinstance(n, ast.stmt)]
         hits = tuple(o for o in interesting if any(a <= o.line <= b for a, b in spans))
         if hits:
             summary[name] = hits
@@ -280,8 +280,8 @@ class _Walker(ast.NodeVisitor):
         elif trusts:
             self.add("foreign-repo", node, f"{func} with trust_remote_code=True")
         if repo_arg is not None and folded is None and not _forwards_own_repo(repo_arg):
-            self.add("dynamic-repo", node, f"{func} of a repo id computed at run time ({ast.unparse(repo_arg)[:80]}): "
-                     "which repo it loads cannot be vetted")
+            self.add("dynamic-repo", node, f"{func} of a repo id computed at run time "
+                     f"({ast.unparse(repo_arg)[:80]}): which repo it loads cannot be vetted")
         if remote is not None and not isinstance(remote, ast.Constant) and not _forwards_flag(remote):
             self.add("dynamic-remote-code", node,
                      f"{func} with trust_remote_code={ast.unparse(remote)[:80]} decided at run time")
@@ -314,7 +314,7 @@ class _Walker(ast.NodeVisitor):
 
 
 def _forwards_own_repo(node: ast.AST) -> bool:
-    """The repo id the loader was called with, passed on (``super().from_pretrained(pretrained_model_name_or_path)``)."""
+    """The repo id the loader was called with, passed on: ``super().from_pretrained(pretrained_model_name_or_path)``."""
     return ast.unparse(node) in _OWN_REPO_PARAMS
 
 

@@ -90,9 +90,8 @@ def _defined(body: list[ast.stmt], prefix: str) -> Iterator[tuple[ast.AST, str]]
             yield stmt, prefix + stmt.name
         elif isinstance(stmt, ast.ClassDef):
             yield from _defined(stmt.body, f"{prefix}{stmt.name}.")
-        elif isinstance(stmt, ast.If | ast.Try | ast.With):
-            if not _is_main_guard(stmt):
-                yield from _defined(_blocks(stmt), prefix)
+        elif isinstance(stmt, ast.If | ast.Try | ast.With) and not _is_main_guard(stmt):
+            yield from _defined(_blocks(stmt), prefix)
 
 
 def _blocks(stmt: ast.If | ast.Try | ast.With) -> list[ast.stmt]:

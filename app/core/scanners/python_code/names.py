@@ -154,9 +154,10 @@ class Names:
         folded = self.constants.text(node)
         if folded is None:
             return None
+        text = str(folded.value)
         if folded.computed:
-            notes.append(f"computed name {folded.value[:60]!r}")
-        return str(folded.value)
+            notes.append(f"computed name {text[:60]!r}")
+        return text
 
     def _lookup(self, holder: str | None, key_node: ast.AST, notes: list[str]) -> str | None:
         """``vars(builtins)["eval"]``, ``globals()["__builtins__"]``, ``sys.modules["os"]``, ``os.__dict__[k]``."""
@@ -179,7 +180,7 @@ class Names:
         func = _strip_builtins(func) if func else None
         if func in DYNAMIC_IMPORT and call.args:
             name = self._key(call.args[0], notes)
-            if name and func.endswith("__import__") and not _has_fromlist(call):  # type: ignore[union-attr]
+            if name and func.endswith("__import__") and not _has_fromlist(call):
                 return name.split(".")[0]  # __import__("os.path") returns os, the top package
             return name
         if func == "getattr" and len(call.args) >= 2:
