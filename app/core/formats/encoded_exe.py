@@ -30,6 +30,8 @@ _B64 = re.compile(rb"[A-Za-z0-9+/=_-]+")
 _HEX = re.compile(rb"(?:0x)?[0-9a-fA-F]+")
 _XXD_LINE = re.compile(rb"^[0-9a-fA-F]{4,16}:\s+((?:[0-9a-fA-F]{2,4}\s)+)", re.M)
 _MIN_TEXT = 24  # characters: shorter heads are not worth decoding
+SNIFF = 4096  # bytes read first (what format detection already read); more only for encoded text
+_TEXTUAL = re.compile(rb"[A-Za-z0-9+/=_\-\s:.,\\x]*")  # what base64, hex and xxd dumps are made of
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,10 @@ def find_encoded(read: Reader, size: int) -> Encoded | None:
     found = _xor(read)
     if found:
         return found
-    return _layers(read(0, min(size, TEXT_HEAD)), 0)
+    head = read(0, min(size, SNIFF))
+    if _TEXTUAL.fullmatch(head) and size > len(head):
+        head = read(0, min(size, TEXT_HEAD))  # base64/hex/xxd text: worth a longer look
+    return _layers(head, 0)
 
 
 def _xor(read: Reader) -> Encoded | None:
@@ -61,7 +66,7 @@ def _xor(read: Reader) -> Encoded | None:
             continue  # key 0 is the plain file, the binary scanner's own case
         if bytes(b ^ key for b in head[: len(magic)]) != magic:
             continue
-        info = identify(_xored(read, key))
+        info = _executable(_xored(read, key))
         if info is not None:
             return Encoded((f"single-byte XOR (key {key:#04x})",), info)
     return None
@@ -78,13 +83,19 @@ def _layers(data: bytes, depth: int) -> Encoded | None:
         decoded = decode(data)
         if not decoded:
             continue
-        info = identify(_reader(decoded))
+        info = _executable(_reader(decoded))
         if info is not None:
             return Encoded((name,), info)
         inner = _layers(decoded, depth + 1)
         if inner is not None:
             return Encoded((name, *inner.layers), inner.info)
     return None
+
+
+def _executable(read: Reader) -> ExecInfo | None:
+    """A header that names native code; 0xCAFEBABE with an implausible count is a Java class file."""
+    info = identify(read)
+    return None if info is None or info.kind.startswith("Java class") else info
 
 
 def _reader(data: bytes) -> Reader:

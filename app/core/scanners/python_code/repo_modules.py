@@ -1,9 +1,11 @@
 """The repo around one Python module: shipped extension modules, helper modules it imports,
 and code pip runs at install (``setup.py``, an in-tree PEP 517 build backend).
 
-transformers copies a repo's modules into one dynamic-module folder and imports them from there,
-so ``from .helper import f`` and ``import helper`` both find ``helper.py`` beside the module (or
-at the repo root); vLLM and SGLang load the same files through transformers.
+transformers (``get_cached_module_file``) copies the module ``auto_map`` names and, recursively,
+every module it imports relatively (``from .helper import f``) into one dynamic-module folder and
+imports them from there; vLLM and SGLang load remote code through the same transformers path.
+A script run from the repo folder (``python run.py``) also finds ``import helper`` absolutely, so
+both forms are followed, beside the module or at the repo root.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import os
+import random
 import zlib
 
 import pytest
@@ -67,6 +68,20 @@ def test_xxd_dump() -> None:
     "\n".join(f"{i:064x}" for i in range(50)).encode(),  # digests
     b'{"model_type": "llama", "hidden_size": 4096}' * 10,
     b"ELF is a format; MZ too.\n" * 10,
+    bytes(b ^ 0x11 for b in b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + bytes(100)),  # a XOR-ed Java class file
+    base64.b64encode(b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + bytes(100)),
 ])
 def test_ordinary_content_decodes_to_nothing(data: bytes) -> None:
     assert _find(data) is None
+
+
+def test_binary_noise_is_looked_at_only_as_far_as_format_detection_read() -> None:
+    data = random.Random(12).randbytes(1 << 20)  # seeded: a noise head that XORs to "MZ" would read its PE offset
+    reads: list[tuple[int, int]] = []
+
+    def read(offset: int, length: int) -> bytes:
+        reads.append((offset, length))
+        return data[offset : offset + length]
+
+    assert find_encoded(read, len(data)) is None
+    assert max(offset + length for offset, length in reads) <= 4096
