@@ -47,15 +47,17 @@ class Folded:
 class Constants:
     """Folds expressions of one module; names bound once (anywhere) to a foldable value resolve."""
 
-    def __init__(self, tree: ast.AST, names: Names) -> None:
+    def __init__(self, nodes: list[ast.AST], names: Names) -> None:
+        """``nodes``: every node of the module (``list(ast.walk(tree))``)."""
         self.names = names
         self._bound: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                self._bound.setdefault(node.targets[0].id, []).append(node.value)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
-                self._bound.setdefault(node.target.id, []).append(node.value)
-            elif isinstance(node, ast.AugAssign | ast.For | ast.NamedExpr) or _is_arg(node):
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+                self._bound.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+            elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                self._bound.setdefault(node.target.id, []).append(node.value)  # type: ignore[attr-defined]
+            elif kind in _REBINDING:
                 for name in _bound_names(node):
                     self._bound.setdefault(name, []).append(ast.Constant(None))  # not one value
         self._memo: dict[int, Folded | None] = {}
@@ -204,8 +206,7 @@ class Constants:
         return Folded(tuple(o.value for o in out if o), True)
 
 
-def _is_arg(node: ast.AST) -> bool:
-    return isinstance(node, ast.arg)
+_REBINDING = {ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.arg, ast.comprehension}
 
 
 def _bound_names(node: ast.AST) -> list[str]:

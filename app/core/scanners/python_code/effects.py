@@ -83,13 +83,18 @@ def summarize(source: bytes | str, own_repo: str | None, native: frozenset[str] 
     everything = load_time_functions(tree, everything=True)
     walker = _Walker(names, context, Taint(tree, names), load_set=everything)
     walker.visit(tree)
-    interesting = [o for o in walker.found if o.kind not in ("blob",)]
+    interesting = [o for o in walker.found if o.kind != "blob"]
+    own: dict[ast.AST, tuple[Observation, ...]] = {}  # what each function's own lines do
     summary: dict[str, tuple[Observation, ...]] = {}
     for name, nodes in reachable_from(tree).items():
-        spans = [(n.lineno, n.end_lineno or n.lineno) for n in nodes if isinstance(n, ast.stmt)]
-        hits = tuple(o for o in interesting if any(a <= o.line <= b for a, b in spans))
+        hits: list[Observation] = []
+        for node in nodes:
+            if node not in own:
+                first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", 0) or 0
+                own[node] = tuple(o for o in interesting if first <= o.line <= last)
+            hits.extend(own[node])
         if hits:
-            summary[name] = hits
+            summary[name] = tuple(dict.fromkeys(hits))
     return summary
 
 

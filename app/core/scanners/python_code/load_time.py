@@ -38,13 +38,15 @@ def _index(tree: ast.Module) -> tuple[dict[ast.AST, str], dict[str, list[ast.AST
         if "." in qual:
             by_name.setdefault("." + qual.rsplit(".", 1)[-1], []).append(node)
         by_name.setdefault(qual, []).append(node)
-    classes = {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    classes = {qual.rsplit(".", 2)[-2] for qual in functions.values() if "." in qual}
+    classes |= {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
     return functions, by_name, classes
 
 
 def reachable_from(tree: ast.Module) -> dict[str, list[ast.AST]]:
     """For each module function, class (its constructor) and ``Class.method``: what calling it runs."""
     functions, by_name, classes = _index(tree)
+    callees = {fn: list(dict.fromkeys(_called_from(_own_nodes(fn), by_name, classes))) for fn in functions}
     starts: dict[str, list[ast.AST]] = {qual: [node] for node, qual in functions.items()}
     for cls in classes:
         starts[cls] = by_name.get(f"{cls}.__init__", []) + by_name.get(f"{cls}.__new__", [])
@@ -52,7 +54,7 @@ def reachable_from(tree: ast.Module) -> dict[str, list[ast.AST]]:
     for name, roots in starts.items():
         seen, queue = set(roots), list(roots)
         while queue:
-            for callee in _called_from(_own_nodes(queue.pop()), by_name, classes):
+            for callee in callees.get(queue.pop(), ()):
                 if callee not in seen:
                     seen.add(callee)
                     queue.append(callee)

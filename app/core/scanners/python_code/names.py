@@ -94,7 +94,8 @@ class Names:
     def __init__(self, tree: ast.AST) -> None:
         self.aliases: dict[str, str] = {}
         self.alias_notes: dict[str, str] = {}
-        for node in ast.walk(tree):
+        nodes = list(ast.walk(tree))  # walked once, read three times
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -106,13 +107,13 @@ class Names:
                 base = "." * node.level + (node.module or "")
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
-        self.constants = Constants(tree, self)
-        self._bind_assignments(tree)
+        self.constants = Constants(nodes, self)
+        self._bind_assignments(nodes)
 
-    def _bind_assignments(self, tree: ast.AST) -> None:
+    def _bind_assignments(self, nodes: list[ast.AST]) -> None:
         """``x = <resolvable expression>`` binds x, when x is bound nowhere else (flow-insensitive)."""
         imported = set(self.aliases)
-        assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+        assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
                    and isinstance(n.targets[0], ast.Name) and self.constants.bound_once(n.targets[0].id)]
         for _ in range(BIND_PASSES):
             for node in assigns:
