@@ -278,6 +278,45 @@ class XModel(PreTrainedModel):
         return str(self.proj.weight.dtype)
 '''
 
+TIKTOKEN_TOKENIZER = '''
+import base64
+from transformers import PreTrainedTokenizer
+
+VOCAB_FILES_NAMES = {"vocab_file": "qwen.tiktoken"}
+
+
+class XTokenizer(PreTrainedTokenizer):
+    vocab_files_names = VOCAB_FILES_NAMES
+
+    def __init__(self, vocab_file="qwen.tiktoken", **kwargs):
+        self.ranks = {base64.b64decode(t): int(r) for t, r in (l.split() for l in open("qwen.tiktoken", "rb"))}
+        super().__init__(**kwargs)
+
+    def get_vocab(self):
+        return {k.decode("latin-1"): v for k, v in self.ranks.items()}
+'''
+
+INFERENCE_SCRIPT = '''
+import argparse
+import subprocess
+
+from transformers import AutoModelForCausalLM
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default=".")
+    parser.add_argument("--trust-remote-code", action="store_true")
+    args = parser.parse_args()
+    model = AutoModelForCausalLM.from_pretrained(args.model, trust_remote_code=args.trust_remote_code)
+    subprocess.run(["nvidia-smi"], check=False)
+    return model
+
+
+if __name__ == "__main__":
+    main()
+'''
+
 HARD_BENIGN = [
     Case("vendor-multimodal-processor", {"processing_x.py": PROCESSOR, "preprocessor_config.json": "{}"},
          Expected("review", {"remote-code-unlinked": "high"}, absent=("remote-code-dangerous",),
@@ -297,6 +336,15 @@ HARD_BENIGN = [
           "generation_config.json": '{"do_sample": true}'},
          Expected("approve", absent=("preloads-shipped-library", "decodes-shipped-file")),
          "tcmalloc from the system is not a shipped file.", repo=VENDOR),
+    Case("tiktoken-tokenizer", {"tokenization_x.py": TIKTOKEN_TOKENIZER,
+                                "qwen.tiktoken": "IQ== 0\nIg== 1\nIw== 2\n" * 20},
+         Expected("approve", absent=("decodes-shipped-file", "remote-code-dangerous", "encoded-executable")),
+         "A tiktoken tokenizer base64-decodes its shipped vocabulary in __init__: data, not code.", repo=VENDOR),
+    Case("vendor-inference-script", {"run_inference.py": INFERENCE_SCRIPT},
+         Expected("review", {"remote-code-suspicious": "medium"}, absent=("remote-code-dangerous",),
+                  message="computed at run time"),
+         "A CLI script loads the model the user names and runs nvidia-smi under a main guard: the run-time "
+         "repo id is what a reviewer is asked to look at.", repo=VENDOR),
     Case("hex-digest-list", {"checksums.txt": "\n".join(f"{i:064x}  model-{i}.safetensors" for i in range(20))},
          Expected("review", absent=("encoded-executable",)),
          "sha256 lists are hex text that decodes to nothing executable."),

@@ -21,8 +21,10 @@ from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules.text_lines import evidence, logical_lines, read_text
 
+# Not Python: the remote-code scanner reads it as code, and tokenizers decode their shipped
+# vocabularies (tiktoken's base64 ranks) as a matter of course.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd",
-             ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".py", ".pyw", ".env")
+             ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".env")
 _NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "run", "start", "entrypoint")
 _FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE})
 _DECODE = re.compile(
@@ -41,7 +43,8 @@ class StagingScanner:
     name: ClassVar[str] = "staging"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("decodes-shipped-file", Severity.HIGH,
-                 "a card or script decodes a file the repo ships (base64 -d, xxd -r, b64decode...): what runs was not vetted"),
+                 "a card or script decodes a file the repo ships (base64 -d, xxd -r, b64decode...): "
+                 "what runs was not vetted"),
         RuleInfo("preloads-shipped-library", Severity.HIGH,
                  "LD_PRELOAD / DYLD_INSERT_LIBRARIES / LD_AUDIT names a library the repo ships"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
