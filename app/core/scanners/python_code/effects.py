@@ -10,6 +10,7 @@ targets resolve through imports, single assignments and folded constants (``name
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ _HARMLESS_PATHS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 _WRITE_METHODS = {"write_text", "write_bytes", "symlink_to", "hardlink_to", "touch"}
 _COPY_FUNCS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
                "os.rename", "os.replace", "os.symlink", "os.link"}
+_INTERPRETER = re.compile(r"^(?:(?:ba|da|z|k|c|tc|fi)?sh|env|python[\d.]*|pypy[\d.]*|perl|ruby|node|deno|bun|php|lua"
+                          r"|powershell|pwsh|cmd(?:\.exe)?|osascript|busybox|xargs|nohup|sudo|exec)$")
 # Environment variables that make the dynamic linker load a library into every new process.
 _PRELOAD_VARS = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"}
 # The parameter through which transformers passes the repo being loaded: forwarding it is no new repo.
@@ -211,9 +214,18 @@ class _Walker(ast.NodeVisitor):
         first = node.args[0] if node.args else _kwarg(node, "args")
         if isinstance(first, ast.Name):  # cmd = ["ffmpeg", ...]; run(cmd)
             first = self.names.constants.binding(first.id) or first
+        rest: list[ast.expr] = []
         if isinstance(first, ast.List | ast.Tuple):
+            rest = first.elts[1:]
             first = first.elts[0] if first.elts and not isinstance(first.elts[0], ast.Starred) else None
-        return first is not None and self.names.constants.text(first) is not None
+        program = self.names.constants.text(first) if first is not None else None
+        if program is None:
+            return False
+        # ["sh", "-c", x], ["python", x]: an interpreter's arguments are code, fixed only if constant.
+        name = posixpath.basename(str(program.value).split()[0]) if str(program.value).split() else ""
+        if _INTERPRETER.match(name):
+            return all(self.names.constants.fold(arg) is not None for arg in rest)
+        return True
 
     def _exec(self, node: ast.Call, func: str) -> bool:
         if func not in pn.EXEC:

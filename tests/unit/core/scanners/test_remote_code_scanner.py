@@ -345,3 +345,11 @@ def test_import_module_returns_the_leaf_not_the_top_package(tmp_path: Path) -> N
 def test_pyproject_without_an_in_tree_backend_is_clean(tmp_path: Path) -> None:
     plain = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
     assert _vet(tmp_path, {"pyproject.toml": plain}).findings == ()
+
+
+@pytest.mark.parametrize("argv", ["['sh', '-c', code]", "['python3', '-c', code]", "('bash', code)"])
+def test_an_interpreter_with_non_constant_arguments_is_no_fixed_program(tmp_path: Path, argv: str) -> None:
+    source = ("import requests, subprocess\n"
+              "def get(url):\n    return requests.get(url).text\n"
+              f"def run(code):\n    subprocess.run({argv})\n")
+    assert _rules(_vet(tmp_path, {"m.py": source}))["remote-code-dangerous"] is Severity.CRITICAL
