@@ -48,7 +48,11 @@ async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
     scheme, _, secret = header.partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
-    who = await run_in_threadpool(_verify, app, secret.strip())
+    try:
+        who = await run_in_threadpool(_verify, app, secret.strip())
+    except tokens.TokenExpired as exc:
+        raise ApiError(401, "token-expired", f"{exc}: ask an admin for a new one "
+                       "(`hfvet token create --role R --name N [--expires-in 90d]`)") from None
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who
