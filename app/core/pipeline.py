@@ -14,7 +14,7 @@ from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
-from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
+from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
 from app.core.readcache import CachingSource
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
@@ -127,13 +127,22 @@ def _scan_file(
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
-    ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory)
+    ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory,
+                      lambda path: _read_other(source, manifest, path, limits))
     outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
     if not outcomes:
         return _no_scanner(entry)
     findings = [f for o in outcomes for f in o.findings] + _skip_notes(entry, outcomes)
     scanned = all(o.status is Status.SCANNED for o in outcomes)
     return FileResult(_file_report(entry, scanned), findings)
+
+
+def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -> bytes:
+    """Another listed file, whole: what a scanner needs to follow an import (small text files only)."""
+    entry = next((f for f in manifest.files if f.path == path), None)
+    if entry is None or entry.size > limits.max_text_bytes:
+        raise SourceError(f"{path}: not a listed file within the text limit")
+    return SourceBlob(source, path, entry.size).read(0, entry.size)
 
 
 def _skip_notes(entry: ManifestFile, outcomes: list[ScanOutcome]) -> list[Finding]:

@@ -38,6 +38,13 @@ verdict records the policy's name and sha256.
   parties, review for listed orgs, unless the finding's `source` is one the policy's `sources`
   list for a vendor (NVIDIA's own forks, `nvcr.io/nim`, `pypi.nvidia.com`). Such a vendor
   source does not stop a vendor-official approval, and a third party using it is reviewed.
+  Dangerous capabilities (`lists.dangerous_capability`) include native code however it is shipped:
+  `executable-binary`, `archive-executable`, `encoded-executable` (a file that decodes by XOR,
+  base64, hex or gzip to an executable) and card lines that stage a shipped file
+  (`decodes-shipped-file`, `preloads-shipped-library`); remote code with a dangerous capability is
+  `remote-code-dangerous`. `remote-code-unlinked` (a download beside a fixed program such as
+  `ffmpeg`, no data flow between them) is high but no dangerous capability: review, never reject
+  on its own, so vendor processors reach a human instead of a rejection.
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.

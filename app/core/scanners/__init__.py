@@ -12,6 +12,7 @@ from app.core.scanners.picklescan_scanner import PicklescanScanner
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
 from app.core.scanners.savedmodel_scanner import SavedModelScanner
+from app.core.scanners.staging_scanner import StagingScanner
 from app.core.scanners.template_scanner import TemplateScanner
 from app.core.scanners.unknown_scanner import UnknownContentScanner
 from app.core.scanners.yara_scanner import YaraScanner
@@ -25,6 +26,7 @@ def all_scanners() -> tuple[Scanner, ...]:
         TemplateScanner(),
         RemoteCodeScanner(),
         LinksScanner(),
+        StagingScanner(),
         BinaryScanner(),
         KerasScanner(),
         SavedModelScanner(),

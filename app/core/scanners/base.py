@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -22,6 +23,8 @@ class ScanContext:
     identity: RepoIdentity
     all_files: tuple[ManifestFile, ...] = ()
     memory: MemoryBudget | None = None  # shared by all scan threads; None: the process-wide one
+    # Whole bytes of another file of the repo (a helper module, pyproject.toml); None: not offered.
+    read_other: Callable[[str], bytes] | None = None
 
     def budget(self) -> MemoryBudget:
         """Where large in-memory buffers are reserved (see ``app.core.membudget``)."""

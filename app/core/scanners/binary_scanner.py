@@ -2,7 +2,9 @@
 
 Top-level ELF / PE / Mach-O / ``ar`` files are named by kind and architecture. Archives
 (zip, wheel, torch zip, tar, compressed tar, 7z) are walked member by member, sniffing
-only each member's first bytes; nested archives are entered up to ``max_nesting``.
+only each member's first bytes; nested archives are entered up to ``max_nesting``. Text,
+unknown and zlib files are tried for an executable under a cheap encoding (single-byte XOR,
+base64, hex, xxd dumps, gzip/zlib; see ``formats.encoded_exe``): a stager's payload is a binary.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from app.core.formats.archive_members import (
 )
 from app.core.formats.blobs import BudgetBlob, SliceBlob
 from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
+from app.core.formats.encoded_exe import find_encoded
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.formats.sevenzip_members import sevenzip_members
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
@@ -39,6 +42,8 @@ from app.core.scanners.base import ScanContext
 
 # Every zip kind sniff.refine_format names: any zip can carry a member that is native code.
 ARCHIVE_FORMATS = ZIP_KINDS | COMPRESSED_STREAMS | {Format.TAR, Format.SEVEN_Z}
+# What an encoded executable looks like to the sniffer: text (base64, hex), noise (XOR), zlib.
+ENCODED_CANDIDATES = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, Format.ZLIB})
 # What gzip/bz2/lzma raise on corrupt input (BadGzipFile and bz2 errors are OSErrors).
 STREAM_ERRORS = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)
 MAX_MEMBER_FINDINGS = 100  # per file; the rest are counted in one summary finding
@@ -53,6 +58,8 @@ class BinaryScanner:
                  "ELF, PE or Mach-O executable or shared object, or ar static library (kind and arch)"),
         RuleInfo("archive-executable", Severity.HIGH,
                  "zip/wheel/tar/7z member (at any nesting depth) that is a native executable or library"),
+        RuleInfo("encoded-executable", Severity.HIGH,
+                 "file that decodes cheaply (single-byte XOR, base64, hex, xxd dump, gzip/zlib) to an executable"),
         RuleInfo("archive-python-code", Severity.MEDIUM,
                  "Python files in an archive; .pth and sitecustomize.py run on interpreter start: high"),
         RuleInfo(MALFORMED, Severity.HIGH,
@@ -65,7 +72,7 @@ class BinaryScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.format in EXECUTABLES or file.format in ARCHIVE_FORMATS
+        return file.format in EXECUTABLES or file.format in ARCHIVE_FORMATS or file.format in ENCODED_CANDIDATES
 
     def version(self) -> str:
         return f"1.0 (py7zr {py7zr.__version__})"
@@ -77,6 +84,8 @@ class BinaryScanner:
         try:
             if fmt in EXECUTABLES:
                 _report_executable(blob, sink)
+            elif fmt in ENCODED_CANDIDATES:
+                _report_encoded(blob, sink)
             else:
                 _ArchiveWalk(sink, ctx.limits, ctx.budget()).top(blob, fmt)
         except LimitExceeded as exc:
@@ -98,6 +107,14 @@ def _report_executable(blob: Blob, sink: FindingSink) -> None:
                  evidence=head[:16].hex())
         return
     sink.add("executable-binary", Severity.HIGH, f"native code: {info.describe()}", evidence=info.describe())
+
+
+def _report_encoded(blob: Blob, sink: FindingSink) -> None:
+    found = find_encoded(blob.read, blob.size)
+    if found is not None:
+        sink.add("encoded-executable", Severity.HIGH,
+                 f"an executable hidden by encoding: {found.describe()}; decoding it is one command",
+                 evidence=found.describe())
 
 
 def _describe_ar(blob: Blob, sample: int = 16) -> ExecInfo:

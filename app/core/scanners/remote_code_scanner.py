@@ -1,24 +1,33 @@
 """Remote code: ``auto_map`` in config files and every shipped ``*.py``, analysed without running it.
 
 Capability and threat indicator are correlated per file, as guarddog does: a network fetch
-plus an exec in the same module is critical; one dangerous capability on its own is high at
-import time and medium in a method; plain modelling code is a low "code present" finding.
+plus an exec of anything not constant in the same module is critical; a fetch beside a fixed
+program (``ffmpeg`` with a constant argv) with no data flow between them is high, for a human
+to look at, so that ordinary processors are not rejected. One dangerous capability on its own
+is high at load time (every method the loaders call, see ``python_code.load_time``) and medium
+in other methods; plain modelling code is a low "code present" finding. Calls into the repo's
+other modules at load time carry what those do; ``setup.py`` and in-tree build backends count
+as run (pip runs them).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import posixpath
+from collections.abc import Callable
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
+from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.python_code import bandit_check
+from app.core.scanners.python_code import repo_modules as rm
 from app.core.scanners.python_code.auto_map import CONFIG_NAMES, ClassRef, class_refs
-from app.core.scanners.python_code.effects import Observation, analyse
+from app.core.scanners.python_code.effects import ModuleContext, Observation, Summary, analyse, summarize
 from app.core.scanners.text_rules.text_lines import decode_text, evidence, read_whole
 
 H, M = Severity.HIGH, Severity.MEDIUM
@@ -28,7 +37,7 @@ SEVERITIES: dict[str, tuple[Severity, Severity]] = {
     "exec": (H, M), "exec-decoded": (H, H), "exec-fetched": (Severity.CRITICAL,) * 2,
     "network": (H, M), "foreign-repo": (M, M), "foreign-remote-code": (H, H),
     "persistence": (H, H), "write-outside": (M, M), "obfuscation": (H, H), "blob": (M, M),
-    "deserialize": (H, M), "native-code": (H, M),
+    "deserialize": (H, M), "native-code": (H, M), "dynamic-repo": (M, M), "dynamic-remote-code": (M, M),
 }
 LABELS = {
     "process": "process spawn", "process-decoded": "process spawn of decoded data",
@@ -38,6 +47,7 @@ LABELS = {
     "foreign-remote-code": "loads another repo's remote code", "persistence": "writes a persistence location",
     "write-outside": "writes outside the model directory", "obfuscation": "obfuscated name",
     "blob": "long encoded blob", "deserialize": "unsafe deserialization", "native-code": "loads native code",
+    "dynamic-repo": "loads a repo chosen at run time", "dynamic-remote-code": "trust_remote_code chosen at run time",
 }
 RUNS_CODE = {"process", "process-decoded", "process-fetched", "exec", "exec-decoded", "exec-fetched",
              "native-code"}
@@ -51,6 +61,8 @@ CORRELATIONS = (
     ({"persistence"}, FETCHES | HIDES, "writes a persistence location and fetches or hides data"),
 )
 PY_SUFFIXES = (".py", ".pyw")
+PYPROJECT = "pyproject.toml"
+INSTALL_SCRIPTS = {"setup.py"}
 MAX_PER_KIND = 20  # findings of one kind per file; the rest are counted in one summary finding
 
 
@@ -63,7 +75,14 @@ class RemoteCodeScanner:
                  "(high alone at import time; critical when a capability meets an indicator)"),
         RuleInfo("remote-code-suspicious", Severity.MEDIUM,
                  "risky call inside a method: process, network, exec, unsafe load, another repo, blob"),
+        RuleInfo("remote-code-unlinked", Severity.HIGH,
+                 "network access and a fixed program/library in the same file with no data flow between them: "
+                 "review, not reject (a processor that downloads images and runs ffmpeg)"),
         RuleInfo("remote-code-bandit", Severity.MEDIUM, "bandit check (medium+ severity and confidence)"),
+        RuleInfo("install-time-code", Severity.LOW,
+                 "setup.py or an in-tree build backend: `pip install` runs all of it (analysed as load time)"),
+        RuleInfo("in-tree-build-backend", Severity.MEDIUM,
+                 "pyproject.toml builds with a backend from the repo itself (backend-path): pip runs repo code"),
         RuleInfo("auto-map", Severity.LOW, "config auto_map: trust_remote_code would import repo code"),
         RuleInfo("auto-map-external", Severity.HIGH, "auto_map pulls code from another repo (repo--module)"),
         RuleInfo("auto-map-missing-module", Severity.MEDIUM, "auto_map names a module file the repo lacks"),
@@ -75,7 +94,8 @@ class RemoteCodeScanner:
     def handles(self, file: ManifestFile) -> bool:
         if file.path.lower().endswith(PY_SUFFIXES):
             return True  # whatever its bytes look like: Python would still import it
-        return posixpath.basename(file.path) in CONFIG_NAMES and file.format == Format.TEXT
+        base = posixpath.basename(file.path)
+        return (base in CONFIG_NAMES or base == PYPROJECT) and file.format == Format.TEXT
 
     def version(self) -> str:
         return f"1 (bandit {bandit_check.version()})"
@@ -92,7 +112,18 @@ class RemoteCodeScanner:
             return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
         if python:
             return self._scan_python(ctx, sink, data)
+        if posixpath.basename(ctx.file.path) == PYPROJECT:
+            return self._scan_pyproject(ctx, sink, data)
         return self._scan_config(ctx, sink, data)
+
+    def _scan_pyproject(self, ctx: ScanContext, sink: FindingSink, data: bytes) -> ScanOutcome:
+        backend = rm.build_backend(data)
+        if backend is not None:
+            sink.add("in-tree-build-backend", Severity.MEDIUM,
+                     f"`pip install` of this repo imports build backend {backend.module} from the repo "
+                     f"(backend-path {list(backend.paths)}) and runs it",
+                     evidence=f"{ctx.file.path}: build-backend = {backend.module}")
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
 
     # -- config files -------------------------------------------------------------------------
 
@@ -133,7 +164,11 @@ class RemoteCodeScanner:
         sink.add("remote-code", Severity.LOW,
                  "Python code present: trust_remote_code (auto_map) or a user running it would execute it")
         try:
-            observations = analyse(source, ctx.identity.repo_id)
+            context = _module_context(ctx, source)
+            if context.install_time:
+                sink.add("install-time-code", Severity.LOW,
+                         "`pip install` runs this file: every function in it counts as load time")
+            observations = analyse(source, ctx.identity.repo_id, context)
             issues = bandit_check.bandit_issues(ctx.file.path, source)
         except (SyntaxError, ValueError, RecursionError, MemoryError, bandit_check.BanditError) as exc:
             detail = f"cannot parse as Python: {type(exc).__name__}: {exc}"
@@ -152,6 +187,41 @@ class RemoteCodeScanner:
         return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
 
 
+def _module_context(ctx: ScanContext, source: bytes) -> ModuleContext:
+    """Shipped extension modules, install-time status and the helper modules this one imports."""
+    files = ctx.all_files
+    present = {f.path for f in files}
+    native = rm.native_modules(files)
+    install = posixpath.basename(ctx.file.path) in INSTALL_SCRIPTS or ctx.file.path in _backend_files(ctx, present)
+    helpers: dict[str, Summary] = {}
+    if ctx.read_other is not None:
+        tree = ast.parse(source)
+        for key, path in rm.helper_imports(tree, ctx.file.path, present).items():
+            summary = _helper_summary(ctx.read_other, ctx.identity.repo_id, path, native)
+            if summary:
+                helpers[key] = summary
+    return ModuleContext(ctx.identity.repo_id, native, install, helpers)
+
+
+def _backend_files(ctx: ScanContext, present: set[str]) -> tuple[str, ...]:
+    if PYPROJECT not in present or ctx.read_other is None:
+        return ()
+    try:
+        backend = rm.build_backend(ctx.read_other(PYPROJECT))
+    except SourceError:
+        return ()
+    return backend.files() if backend else ()
+
+
+def _helper_summary(read: Callable[[str], bytes], repo: str | None, path: str, native: frozenset[str]) -> Summary:
+    """What each function of a helper module does; a helper that cannot be read or parsed says
+    nothing here (its own scan reports that)."""
+    try:
+        return summarize(read(path), repo, native)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+
+
 def _report_observations(sink: FindingSink, observations: list[Observation], lines: list[str]) -> None:
     seen: set[tuple[str, int]] = set()
     per_kind: dict[str, int] = {}
@@ -164,7 +234,9 @@ def _report_observations(sink: FindingSink, observations: list[Observation], lin
             continue
         at_load, later = SEVERITIES[obs.kind]
         severity = at_load if obs.load_time else later
-        when = "at import/load time" if obs.load_time else "when called or run as a script"
+        when = "when called or run as a script"
+        if obs.load_time:
+            when = f"at import/load time ({obs.why})" if obs.why else "at import/load time"
         sink.add(_rule(severity), severity, f"{LABELS[obs.kind]} {when}: {obs.detail}",
                  evidence=_evidence(sink.path, lines, obs.line))
     for kind, count in per_kind.items():
@@ -182,14 +254,26 @@ def _rule(severity: Severity) -> str:
 
 
 def _report_correlations(sink: FindingSink, observations: list[Observation], lines: list[str]) -> None:
+    unlinked: tuple[Observation, Observation] | None = None
     for capability, indicator, why in CORRELATIONS:
         first = next((o for o in observations if o.kind in capability), None)
-        second = next((o for o in observations if o.kind in indicator), None)
+        # A constant program or literal code cannot be what was fetched: that needs a data flow.
+        linkable = indicator is not RUNS_CODE or capability is not FETCHES
+        second = next((o for o in observations if o.kind in indicator and (linkable or not o.fixed)), None)
         if first and second:
             message = f"{why}: {LABELS[first.kind]} + {LABELS[second.kind]} in the same file"
             both = f"{_evidence(sink.path, lines, first.line)} | {_evidence(sink.path, lines, second.line)}"
             sink.add("remote-code-dangerous", Severity.CRITICAL, message, evidence=both)
             return  # one correlation finding per file is enough to block
+        fixed = next((o for o in observations if o.kind in indicator and o.fixed), None)
+        if first and fixed and not linkable:
+            unlinked = (first, fixed)
+    if unlinked:
+        first, fixed = unlinked
+        sink.add("remote-code-unlinked", Severity.HIGH,
+                 f"{LABELS[first.kind]} and {LABELS[fixed.kind]} of a fixed program or library ({fixed.detail}) "
+                 "with no data flow from one to the other: review what the download is used for",
+                 evidence=f"{_evidence(sink.path, lines, first.line)} | {_evidence(sink.path, lines, fixed.line)}")
 
 
 def _evidence(path: str, lines: list[str], line: int) -> str:

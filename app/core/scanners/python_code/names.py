@@ -1,11 +1,14 @@
 """Resolve what a call in Python source refers to (``sp.Popen`` -> ``subprocess.Popen``), statically.
 
-Only names bound by import statements are resolved; nothing is imported or evaluated.
+Nothing is imported or evaluated: names come from import statements, single assignments and
+folded constants (``constants``).
 """
 
 from __future__ import annotations
 
 import ast
+
+from app.core.scanners.python_code.constants import Constants
 
 PROCESS = frozenset({
     "os.system", "os.popen", "os.posix_spawn", "os.posix_spawnp", "os.startfile", "os.fork", "os.forkpty",
@@ -56,7 +59,10 @@ NATIVE_CODE = frozenset({
     "ctypes.windll.LoadLibrary", "ctypes.pydll.LoadLibrary", "ctypes.util.find_library",
     "torch.ops.load_library", "torch.classes.load_library", "torch.utils.cpp_extension.load",
     "torch.utils.cpp_extension.load_inline", "imp.load_dynamic", "importlib.machinery.ExtensionFileLoader",
+    "importlib.util.spec_from_file_location", "importlib.util.spec_from_loader", "_ctypes.dlopen",
+    "zipimport.zipimporter", "imp.load_source", "imp.load_module",
 })
+NATIVE_PREFIXES = ("ctypes.cdll.", "ctypes.windll.", "ctypes.oledll.", "ctypes.pydll.")  # ctypes.cdll.libc.system
 HOME_OR_SITE = frozenset({
     "os.path.expanduser", "os.path.expandvars", "pathlib.Path.home", "site.getsitepackages",
     "site.getusersitepackages", "sysconfig.get_path", "sysconfig.get_paths", "os.getenv",
@@ -77,11 +83,19 @@ def is_network(name: str) -> bool:
 
 
 class Names:
-    """Import aliases of one module, and the dotted name an expression refers to."""
+    """Import aliases of one module, and the dotted name an expression refers to.
+
+    Names bound by import statements resolve, and so do names bound once to an expression that
+    resolves (``s = getattr(os, "sys" + "tem")``). Computed names (folded constants, see
+    ``constants``) and lookups through builtins' or globals' dictionaries resolve too, and are
+    noted as hidden: ``hidden()`` says how.
+    """
 
     def __init__(self, tree: ast.AST) -> None:
         self.aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        self.alias_notes: dict[str, str] = {}
+        nodes = list(ast.walk(tree))  # walked once, read three times
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -93,40 +107,117 @@ class Names:
                 base = "." * node.level + (node.module or "")
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+        self.constants = Constants(nodes, self)
+        self._bind_assignments(nodes)
+
+    def _bind_assignments(self, nodes: list[ast.AST]) -> None:
+        """``x = <resolvable expression>`` binds x, when x is bound nowhere else (flow-insensitive)."""
+        imported = set(self.aliases)
+        assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
+                   and isinstance(n.targets[0], ast.Name) and self.constants.bound_once(n.targets[0].id)]
+        for _ in range(BIND_PASSES):
+            for node in assigns:
+                name = node.targets[0].id  # type: ignore[attr-defined]
+                if name in imported:
+                    continue
+                notes: list[str] = []
+                target = self._qualname(node.value, notes)
+                if target and target != name and not isinstance(node.value, ast.Constant):
+                    self.aliases[name] = _strip_builtins(target)
+                    if notes:
+                        self.alias_notes[name] = notes[0]
 
     def qualname(self, node: ast.AST) -> str | None:
-        name = self._qualname(node)
-        if name is None:
-            return None
-        for prefix in _BUILTIN_PREFIXES:
-            if name.startswith(prefix):
-                return name[len(prefix):]
-        return name
+        name = self._qualname(node, [])
+        return _strip_builtins(name) if name is not None else None
 
-    def _qualname(self, node: ast.AST) -> str | None:
+    def hidden(self, node: ast.AST) -> str | None:
+        """How the name an expression refers to was hidden, or None when it is written plainly."""
+        notes: list[str] = []
+        self._qualname(node, notes)
+        return notes[0] if notes else None
+
+    def _qualname(self, node: ast.AST, notes: list[str]) -> str | None:
         if isinstance(node, ast.Name):
+            if node.id in self.alias_notes:
+                notes.append(self.alias_notes[node.id])
             return self.aliases.get(node.id, node.id)
         if isinstance(node, ast.Attribute):
-            base = self._qualname(node.value)
+            base = self._qualname(node.value, notes)
             return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call):
-            return self._call_result(node)
+            return self._call_result(node, notes)
         if isinstance(node, ast.Subscript):
-            holder = self._qualname(node.value)
-            key = folded_str(node.slice)
-            if holder in _BUILTIN_HOLDERS and key:
-                return key
+            return self._lookup(self._qualname(node.value, notes), node.slice, notes)
         return None
 
-    def _call_result(self, call: ast.Call) -> str | None:
-        # __import__("os") / import_module("os") / getattr(os, "system") with literal names.
-        func = self.qualname(call.func)
-        if func in DYNAMIC_IMPORT and call.args:
-            return folded_str(call.args[0])
-        if func == "getattr" and len(call.args) >= 2:
-            base, attr = self._qualname(call.args[0]), folded_str(call.args[1])
-            return f"{base}.{attr}" if base and attr else None
+    def _key(self, node: ast.AST, notes: list[str]) -> str | None:
+        folded = self.constants.text(node)
+        if folded is None:
+            return None
+        text = str(folded.value)
+        if folded.computed:
+            notes.append(f"computed name {text[:60]!r}")
+        return text
+
+    def _lookup(self, holder: str | None, key_node: ast.AST, notes: list[str]) -> str | None:
+        """``vars(builtins)["eval"]``, ``globals()["__builtins__"]``, ``sys.modules["os"]``, ``os.__dict__[k]``."""
+        key = self._key(key_node, notes)
+        if holder is None or key is None:
+            return None
+        if holder in (_GLOBALS, "sys.modules"):
+            notes.append(f"looked up through {holder}")
+            if holder == _GLOBALS and key == "__builtins__":
+                return "builtins"
+            return self.aliases.get(key, key) if holder == _GLOBALS else key
+        if holder in _BUILTIN_HOLDERS or holder.endswith(".__dict__"):
+            notes.append(f"looked up through {holder}")
+            base = holder.removesuffix(".__dict__")
+            return key if base in _BUILTIN_MODULES else f"{base}.{key}"
         return None
+
+    def _call_result(self, call: ast.Call, notes: list[str]) -> str | None:
+        func = self._qualname(call.func, notes)
+        func = _strip_builtins(func) if func else None
+        if func in DYNAMIC_IMPORT and call.args:
+            name = self._key(call.args[0], notes)
+            if name and func.endswith("__import__") and not _has_fromlist(call):
+                return name.split(".")[0]  # __import__("os.path") returns os, the top package
+            return name
+        if func == "getattr" and len(call.args) >= 2:
+            base, attr = self._qualname(call.args[0], notes), self._key(call.args[1], notes)
+            return f"{base}.{attr}" if base and attr else None
+        if func in ("globals", "locals") and not call.args:
+            return _GLOBALS
+        if func == "vars" and len(call.args) == 1:
+            base = self._qualname(call.args[0], notes)
+            return f"{base}.__dict__" if base else None
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "__getitem__") and call.args:
+            holder = self._qualname(call.func.value, notes)
+            return self._lookup(holder, call.args[0], notes)
+        return None
+
+
+_GLOBALS = "<globals>"
+_BUILTIN_MODULES = {"builtins", "__builtins__", "__builtin__"}
+BIND_PASSES = 2  # s = __import__("os"); f = getattr(s, "system"): two hops
+
+
+def _strip_builtins(name: str) -> str:
+    for prefix in _BUILTIN_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def _has_fromlist(call: ast.Call) -> bool:
+    fromlist = next((k.value for k in call.keywords if k.arg == "fromlist"), None)
+    if fromlist is None and len(call.args) >= 4:
+        fromlist = call.args[3]
+    if fromlist is None:
+        return False
+    return not (isinstance(fromlist, ast.Tuple | ast.List) and not fromlist.elts) and not (
+        isinstance(fromlist, ast.Constant) and not fromlist.value)
 
 
 def literal_str(node: ast.AST) -> str | None:
@@ -153,6 +244,10 @@ def is_computed_string(node: ast.AST, names: Names) -> bool:
     """A string built to hide itself: "o"+"s", "".join(chr(..)), "metsys"[::-1], b64decode(..)."""
     if _literal_concat(node):
         return True
+    if not isinstance(node, ast.Constant | ast.Name):
+        folded = names.constants.fold(node)
+        if folded is not None and folded.computed and isinstance(folded.value, str | bytes):
+            return True
     for sub in ast.walk(node):
         if isinstance(sub, ast.Subscript) and _reversed_slice(sub.slice) and literal_str(sub.value) is not None:
             return True

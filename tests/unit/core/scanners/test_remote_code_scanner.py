@@ -301,3 +301,55 @@ def test_rules_list_every_emitted_rule(tmp_path: Path) -> None:
                 'def g():\n    socket.socket().bind(("0.0.0.0", 1))  # nosec\n',
     })
     assert {f.rule for f in report.findings} <= declared
+
+
+def test_fetch_beside_a_fixed_program_is_high_for_review_not_critical(tmp_path: Path) -> None:
+    fixed = ("import requests, subprocess\n"
+             "def image(url):\n    return requests.get(url).content\n"
+             "def video(path):\n    subprocess.run(['ffmpeg', '-i', path, '-f', 'image2pipe', '-'])\n")
+    report = _vet(tmp_path / "a", {"m.py": fixed})
+    (unlinked,) = _with(report, "remote-code-unlinked")
+    assert unlinked.severity is Severity.HIGH and "no data flow" in unlinked.message
+    assert "remote-code-dangerous" not in _rules(report)
+    # The same file with a program chosen by the data is a possible flow: critical as before.
+    shell = fixed.replace("['ffmpeg', '-i', path, '-f', 'image2pipe', '-']", "path, shell=True")
+    report = _vet(tmp_path / "b", {"m.py": shell})
+    assert _rules(report)["remote-code-dangerous"] is Severity.CRITICAL
+    assert "remote-code-unlinked" not in _rules(report)
+
+
+def test_helper_module_effects_count_only_where_called_at_load_time(tmp_path: Path) -> None:
+    helper = "import os\ndef spawn():\n    os.system('echo pwned')\n"
+    at_load = "from .util import spawn\nclass M:\n    def __init__(self):\n        spawn()\n"
+    report = _vet(tmp_path / "a", {"util.py": helper, "m.py": at_load})
+    (via,) = [f for f in _with(report, "remote-code-dangerous") if f.path == "m.py"]
+    assert via.severity is Severity.HIGH and "util" in via.message and "__init__" in via.message
+    later = "from .util import spawn\nclass M:\n    def forward(self):\n        spawn()\n"
+    report = _vet(tmp_path / "b", {"util.py": helper, "m.py": later})
+    assert not [f for f in report.findings if f.path == "m.py" and f.rule != "remote-code"]
+
+
+def test_forwarding_the_loaded_repo_and_the_callers_choice_is_not_dynamic(tmp_path: Path) -> None:
+    source = ("class M:\n    @classmethod\n"
+              "    def from_pretrained(cls, pretrained_model_name_or_path, trust_remote_code=False, **kw):\n"
+              "        return super().from_pretrained(pretrained_model_name_or_path, "
+              "trust_remote_code=trust_remote_code, **kw)\n")
+    assert _rules(_vet(tmp_path, {"m.py": source})) == {"remote-code": Severity.LOW}
+
+
+def test_import_module_returns_the_leaf_not_the_top_package(tmp_path: Path) -> None:
+    source = "import importlib\nimportlib.import_module('os.path').join('a', 'b')\n"
+    assert _rules(_vet(tmp_path, {"m.py": source})) == {"remote-code": Severity.LOW}
+
+
+def test_pyproject_without_an_in_tree_backend_is_clean(tmp_path: Path) -> None:
+    plain = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    assert _vet(tmp_path, {"pyproject.toml": plain}).findings == ()
+
+
+@pytest.mark.parametrize("argv", ["['sh', '-c', code]", "['python3', '-c', code]", "('bash', code)"])
+def test_an_interpreter_with_non_constant_arguments_is_no_fixed_program(tmp_path: Path, argv: str) -> None:
+    source = ("import requests, subprocess\n"
+              "def get(url):\n    return requests.get(url).text\n"
+              f"def run(code):\n    subprocess.run({argv})\n")
+    assert _rules(_vet(tmp_path, {"m.py": source}))["remote-code-dangerous"] is Severity.CRITICAL

@@ -1,0 +1,387 @@
+"""Constant folding over Python source: what a string, bytes or int expression evaluates to, statically.
+
+Attackers build call targets and payloads from pieces so that no literal names them:
+``"sy" + "stem"``, ``"".join(chr(c) for c in [...])``, ``bytes([...]).decode()``,
+``codecs.decode("flfgrz", "rot13")``, ``base64.b64decode(...)``, ``bytes.fromhex(...)``,
+f-strings of constants, names bound to any of these. Folding only ever evaluates pure
+operations on constants (string methods, decoders, bounded decompression); nothing is imported,
+called or executed. Values are capped in size, expressions in depth.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import codecs
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from app.core.scanners.python_code.names import Names
+
+Value: TypeAlias = "str | bytes | int | tuple[Value, ...]"
+MAX_VALUE = 64 * 1024  # characters/bytes/items of one folded value
+MAX_DEPTH = 40  # nested expressions followed
+MAX_INT_BITS = 64
+_TEXT_METHODS = {"lower", "upper", "strip", "lstrip", "rstrip", "swapcase", "title", "capitalize"}
+_B64 = {
+    "base64.b64decode": base64.b64decode, "base64.standard_b64decode": base64.standard_b64decode,
+    "base64.urlsafe_b64decode": base64.urlsafe_b64decode, "base64.b32decode": base64.b32decode,
+    "base64.b16decode": base64.b16decode, "base64.b85decode": base64.b85decode,
+    "base64.a85decode": base64.a85decode, "base64.decodebytes": base64.decodebytes,
+    "binascii.a2b_base64": binascii.a2b_base64,
+}
+_HEX = {"bytes.fromhex", "bytearray.fromhex", "binascii.unhexlify", "binascii.a2b_hex"}
+_INFLATE = {"zlib.decompress", "gzip.decompress"}
+
+
+@dataclass(frozen=True)
+class Folded:
+    value: Value
+    computed: bool  # built by an operation (not one plain literal): a sign of hiding
+
+
+class Constants:
+    """Folds expressions of one module; names bound once (anywhere) to a foldable value resolve."""
+
+    def __init__(self, nodes: list[ast.AST], names: Names) -> None:
+        """``nodes``: every node of the module (``list(ast.walk(tree))``)."""
+        self.names = names
+        self._bound: dict[str, list[ast.expr]] = {}
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+                self._bound.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+            elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                self._bound.setdefault(node.target.id, []).append(node.value)  # type: ignore[attr-defined]
+            elif kind in _REBINDING:
+                for name in _bound_names(node):
+                    self._bound.setdefault(name, []).append(ast.Constant(None))  # not one value
+        self._memo: dict[int, Folded | None] = {}
+        self._active: set[str] = set()
+
+    def bound_once(self, name: str) -> bool:
+        """Bound by exactly one assignment and by no loop, parameter or augmented assignment."""
+        return len(self._bound.get(name, ())) == 1
+
+    def binding(self, name: str) -> ast.expr | None:
+        """The one expression a name is bound to, when it is bound exactly once."""
+        values = self._bound.get(name, [])
+        return values[0] if len(values) == 1 else None
+
+    def fold(self, node: ast.AST, scope: dict[str, Value] | None = None, depth: int = 0) -> Folded | None:
+        """The constant value of an expression, or None when it depends on anything else."""
+        if depth > MAX_DEPTH:
+            return None
+        if scope:
+            return _capped(self._fold(node, scope, depth))
+        key = id(node)
+        if key not in self._memo:
+            self._memo[key] = _capped(self._fold(node, {}, depth))
+        return self._memo[key]
+
+    def text(self, node: ast.AST) -> Folded | None:
+        """Folded to a str (bytes are read as UTF-8, as ``exec``/``compile`` would)."""
+        folded = self.fold(node)
+        if folded and isinstance(folded.value, bytes):
+            try:
+                return Folded(folded.value.decode("utf-8"), folded.computed)
+            except UnicodeDecodeError:
+                return None
+        return folded if folded and isinstance(folded.value, str) else None
+
+    # -- one node ---------------------------------------------------------------------------
+
+    def _fold(self, node: ast.AST, scope: dict[str, Value], depth: int) -> Folded | None:
+        def sub(child: ast.AST) -> Folded | None:
+            return self.fold(child, scope, depth + 1)
+
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool) or not isinstance(value, str | bytes | int):
+                return None
+            return Folded(value, False)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope, depth)
+        if isinstance(node, ast.List | ast.Tuple):
+            items = [sub(e) for e in node.elts]
+            if any(i is None for i in items):
+                return None
+            return Folded(tuple(i.value for i in items if i), True)
+        if isinstance(node, ast.BinOp):
+            return _binop(node.op, sub(node.left), sub(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Invert):
+            operand = sub(node.operand)
+            if operand is None or not isinstance(operand.value, int):
+                return None
+            return Folded(-operand.value if isinstance(node.op, ast.USub) else ~operand.value, operand.computed)
+        if isinstance(node, ast.JoinedStr):
+            return self._fstring(node, sub)
+        if isinstance(node, ast.Subscript):
+            return _subscript(sub(node.value), node.slice, sub)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            return self._comprehension(node, scope, depth)
+        if isinstance(node, ast.Call):
+            return self._call(node, sub, scope, depth)
+        return None
+
+    def _name(self, name: str, scope: dict[str, Value], depth: int) -> Folded | None:
+        if name in scope:
+            return Folded(scope[name], True)
+        values = self._bound.get(name)
+        if not values or len(values) != 1 or name in self._active:
+            return None  # unbound, rebound, or defined through itself
+        self._active.add(name)
+        try:
+            folded = self.fold(values[0], None, depth + 1)
+        finally:
+            self._active.discard(name)
+        if folded is None:
+            return None
+        return Folded(folded.value, folded.computed or not isinstance(values[0], ast.Constant))
+
+    def _fstring(self, node: ast.JoinedStr, sub: Callable[[ast.AST], Folded | None]) -> Folded | None:
+        parts: list[str] = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.format_spec is not None or value.conversion not in (-1, ord("s")):
+                    return None
+                inner = sub(value.value)
+                if inner is None or not isinstance(inner.value, str | int):
+                    return None
+                parts.append(str(inner.value))
+            else:
+                literal = sub(value)
+                if literal is None or not isinstance(literal.value, str):
+                    return None
+                parts.append(literal.value)
+        return Folded("".join(parts), True)
+
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp, scope: dict[str, Value],
+                       depth: int) -> Folded | None:
+        if len(node.generators) != 1:
+            return None
+        gen = node.generators[0]
+        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
+            return None
+        items = _items(self.fold(gen.iter, scope, depth + 1))
+        if items is None:
+            return None
+        out: list[Value] = []
+        for item in items:
+            folded = self.fold(node.elt, {**scope, gen.target.id: item}, depth + 1)
+            if folded is None:
+                return None
+            out.append(folded.value)
+        return Folded(tuple(out), True)
+
+    def _call(self, node: ast.Call, sub: Callable[[ast.AST], Folded | None], scope: dict[str, Value],
+              depth: int) -> Folded | None:
+        if node.keywords:
+            return None
+        if len(node.args) == 2 and self.names.qualname(node.func) == "map":
+            iterable = sub(node.args[1])
+            return self._map(node.args[0], iterable.value) if iterable else None
+        args = [sub(a) for a in node.args]
+        if any(a is None for a in args):
+            return None
+        values = [a.value for a in args if a]
+        if isinstance(node.func, ast.Attribute):
+            owner = self.fold(node.func.value, scope, depth + 1)
+            if owner is not None:
+                return _method(owner.value, node.func.attr, values)
+        return _function(self.names.qualname(node.func) or "", values)
+
+    def _map(self, func_node: ast.AST, iterable: Value) -> Folded | None:
+        items = _items(Folded(iterable, True))
+        func = self.names.qualname(func_node) or ""
+        if items is None:
+            return None
+        out = [_function(func, [i]) for i in items]
+        if any(o is None for o in out):
+            return None
+        return Folded(tuple(o.value for o in out if o), True)
+
+
+_REBINDING = {ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.arg, ast.comprehension}
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    target = getattr(node, "target", None)
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)] if target is not None else []
+
+
+def _capped(folded: Folded | None) -> Folded | None:
+    if folded is None:
+        return None
+    value = folded.value
+    if isinstance(value, int):
+        return folded if value.bit_length() <= MAX_INT_BITS else None
+    return folded if len(value) <= MAX_VALUE else None
+
+
+def _items(folded: Folded | None) -> tuple[Value, ...] | None:
+    if folded is None:
+        return None
+    value = folded.value
+    if isinstance(value, str):
+        return tuple(value)
+    if isinstance(value, bytes):
+        return tuple(value)  # ints, as iterating bytes gives
+    if isinstance(value, tuple):
+        return value
+    return None
+
+
+def _binop(op: ast.operator, left: Folded | None, right: Folded | None) -> Folded | None:
+    if left is None or right is None:
+        return None
+    a, b = left.value, right.value
+    result: Value | None = None
+    if isinstance(op, ast.Add) and type(a) is type(b) and not isinstance(a, int):
+        result = a + b  # type: ignore[operator]
+    elif isinstance(a, int) and isinstance(b, int):
+        result = _int_op(op, a, b)
+    elif isinstance(op, ast.Mult) and isinstance(b, int) and isinstance(a, str | bytes) and 0 <= b <= MAX_VALUE:
+        result = a * b if len(a) * b <= MAX_VALUE else None
+    return Folded(result, True) if result is not None else None
+
+
+def _int_op(op: ast.operator, a: int, b: int) -> int | None:
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.BitXor):
+        return a ^ b
+    if isinstance(op, ast.BitAnd):
+        return a & b
+    if isinstance(op, ast.BitOr):
+        return a | b
+    if isinstance(op, ast.Mod) and b:
+        return a % b
+    if isinstance(op, ast.FloorDiv) and b:
+        return a // b
+    return None
+
+
+def _subscript(owner: Folded | None, index: ast.AST, sub: Callable[[ast.AST], Folded | None]) -> Folded | None:
+    if owner is None or isinstance(owner.value, int):
+        return None
+    value = owner.value
+    if isinstance(index, ast.Slice):
+        bounds = [sub(b) if b is not None else None for b in (index.lower, index.upper, index.step)]
+        parts = [b.value if b is not None else None for b in bounds]
+        ints = [p for p in parts if isinstance(p, int)]
+        if len(ints) != sum(p is not None for p in parts) or parts[2] == 0:
+            return None
+        if any(b is None and n is not None for b, n in zip(bounds, (index.lower, index.upper, index.step),
+                                                             strict=True)):
+            return None
+        return Folded(value[slice(*parts)], True)  # type: ignore[arg-type]  # ints or None, checked above
+    key = sub(index)
+    if key is None or not isinstance(key.value, int) or not -len(value) <= key.value < len(value):
+        return None
+    return Folded(value[key.value], True)
+
+
+def _method(owner: Value, method: str, args: list[Value]) -> Folded | None:
+    if method == "join" and isinstance(owner, str | bytes) and len(args) == 1:
+        items = _items(Folded(args[0], True))
+        if items is None or not all(type(i) is type(owner) for i in items):
+            return None
+        return Folded(owner.join(items), True)  # type: ignore[arg-type]
+    if method == "decode" and isinstance(owner, bytes):
+        return _decode_bytes(owner, args)
+    if method == "encode" and isinstance(owner, str) and not args:
+        return Folded(owner.encode("utf-8", "surrogatepass"), True)
+    if method in _TEXT_METHODS and isinstance(owner, str | bytes) and not args:
+        return Folded(getattr(owner, method)(), True)
+    if method == "replace" and isinstance(owner, str) and len(args) == 2 and all(isinstance(a, str) for a in args):
+        old, new = args
+        if old and len(owner) // len(old) * max(len(new), 1) <= MAX_VALUE:  # type: ignore[arg-type]
+            return Folded(owner.replace(old, new), True)  # type: ignore[arg-type]
+    if method == "translate":
+        return None
+    return None
+
+
+def _decode_bytes(owner: bytes, args: list[Value]) -> Folded | None:
+    encoding = args[0] if args else "utf-8"
+    if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in (
+            "utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1"):
+        return None
+    try:
+        return Folded(owner.decode(encoding), True)
+    except UnicodeDecodeError:
+        return None
+
+
+def _function(func: str, args: list[Value]) -> Folded | None:
+    one = args[0] if len(args) == 1 else None
+    if func == "chr" and isinstance(one, int) and 0 <= one <= 0x10FFFF:
+        return Folded(chr(one), True)
+    if func == "ord" and isinstance(one, str) and len(one) == 1:
+        return Folded(ord(one), True)
+    if func == "str" and isinstance(one, str | int):
+        return Folded(str(one), True)
+    if func in ("bytes", "bytearray") and isinstance(one, tuple) and all(
+            isinstance(i, int) and 0 <= i < 256 for i in one):
+        return Folded(bytes(one), True)  # type: ignore[arg-type]
+    if func in ("bytes", "bytearray") and isinstance(one, bytes):
+        return Folded(one, True)
+    if func in ("list", "tuple", "reversed") and one is not None:
+        items = _items(Folded(one, True))
+        if items is None:
+            return None
+        return Folded(items[::-1] if func == "reversed" else items, True)
+    if func in ("codecs.decode", "codecs.encode") and len(args) == 2:
+        return _codec(args[0], args[1])
+    return _decoder(func, one)
+
+
+def _decoder(func: str, data: Value | None) -> Folded | None:
+    if not isinstance(data, str | bytes):
+        return None
+    raw = data.encode("latin-1", "replace") if isinstance(data, str) else data
+    try:
+        if func in _B64:
+            return Folded(_B64[func](raw), True)
+        if func in _HEX:
+            return Folded(bytes.fromhex(raw.decode("ascii")), True)
+        if func in _INFLATE:
+            return Folded(_inflate(raw, gzip=func.startswith("gzip")), True)
+    except (ValueError, binascii.Error, zlib.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _inflate(raw: bytes, gzip: bool) -> bytes:
+    """Decompression capped at MAX_VALUE output bytes (a bomb folds to nothing)."""
+    inflater = zlib.decompressobj(31 if gzip else 15)
+    out = inflater.decompress(raw, MAX_VALUE + 1)
+    if len(out) > MAX_VALUE:
+        raise ValueError("decompresses past the fold cap")
+    return out
+
+
+def _codec(data: Value, codec: Value) -> Folded | None:
+    if not isinstance(codec, str) or not isinstance(data, str | bytes):
+        return None
+    name = codec.lower().replace("-", "_")
+    if name in ("rot13", "rot_13") and isinstance(data, str):
+        return Folded(codecs.decode(data, "rot13"), True)
+    if name in ("hex", "hex_codec"):
+        return _decoder("bytes.fromhex", data)
+    if name in ("base64", "base_64", "base64_codec"):
+        return _decoder("base64.b64decode", data)
+    if name in ("zlib", "zlib_codec"):
+        return _decoder("zlib.decompress", data)
+    return None

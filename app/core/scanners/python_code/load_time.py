@@ -1,0 +1,189 @@
+"""Which functions of a module run while a runtime loads it, not only ``__init__``.
+
+``trust_remote_code`` imports the module (module and class bodies, decorators), then calls what
+transformers' loaders call on the classes it names: config, model, tokenizer and processor
+construction and their ``from_pretrained`` paths, ``post_init`` -> ``init_weights`` ->
+``_init_weights``, ``tie_weights`` and the embedding getters it uses, properties the loaders read.
+vLLM's ``trust_remote_code`` path goes through the same transformers classes. Any function those
+call, found by name in the same module (``f()``, ``self.m()``, ``cls.m()``, ``Class()``), runs then
+too. ``setup.py`` and in-tree build backends run whole when pip builds the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+LOAD_TIME_METHODS = frozenset({
+    "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__class_getitem__",
+    "__setstate__", "__getattr__",
+    # transformers: PreTrainedModel / PretrainedConfig / tokenizers / processors while loading
+    "from_pretrained", "_from_pretrained", "from_config", "_from_config", "from_dict", "from_json_file",
+    "get_config_dict", "_get_config_dict", "_load_pretrained_model", "post_init", "init_weights",
+    "_init_weights", "_initialize_weights", "tie_weights", "_tie_or_clone_weights", "get_input_embeddings",
+    "get_output_embeddings", "_autoset_attn_implementation", "_check_and_adjust_attn_implementation",
+    "_fix_state_dict_key_on_load", "_get_arguments_from_pretrained", "register_for_auto_class",
+    "get_vocab", "_add_tokens", "add_special_tokens", "load_vocab", "_tokenize",
+})
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property"})
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _index(tree: ast.Module) -> tuple[dict[ast.AST, str], dict[str, list[ast.AST]], set[str]]:
+    functions = {node: name for node, name in _defined(tree.body, "")}
+    by_name: dict[str, list[ast.AST]] = {}  # "f" module functions, ".m" methods, "Class.m"
+    for node, qual in functions.items():
+        if "." in qual:
+            by_name.setdefault("." + qual.rsplit(".", 1)[-1], []).append(node)
+        by_name.setdefault(qual, []).append(node)
+    classes = {qual.rsplit(".", 2)[-2] for qual in functions.values() if "." in qual}
+    classes |= {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+    return functions, by_name, classes
+
+
+def reachable_from(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """For each module function, class (its constructor) and ``Class.method``: what calling it runs."""
+    functions, by_name, classes = _index(tree)
+    callees = {fn: list(dict.fromkeys(_called_from(_own_nodes(fn), by_name, classes))) for fn in functions}
+    starts: dict[str, list[ast.AST]] = {qual: [node] for node, qual in functions.items()}
+    for cls in classes:
+        starts[cls] = by_name.get(f"{cls}.__init__", []) + by_name.get(f"{cls}.__new__", [])
+    out: dict[str, list[ast.AST]] = {}
+    for name, roots in starts.items():
+        seen, queue = set(roots), list(roots)
+        while queue:
+            for callee in callees.get(queue.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    queue.append(callee)
+        out[name] = list(seen)
+    return out
+
+
+def load_time_functions(tree: ast.Module, everything: bool = False) -> dict[ast.AST, str]:
+    """Function nodes that run at load, each with why (``"called from XModel.__init__"``)."""
+    functions, by_name, classes = _index(tree)
+    reasons: dict[ast.AST, str] = {}
+    queue: list[ast.AST] = []
+    for node, qual in functions.items():
+        why = "install time" if everything else _root_reason(node, qual)  # type: ignore[arg-type]
+        if why:
+            reasons[node] = why
+            queue.append(node)
+    for callee in _called_from(_module_level_nodes(tree), by_name, classes):
+        if callee not in reasons:
+            reasons[callee] = "called at import"
+            queue.append(callee)
+    while queue:
+        caller = queue.pop()
+        for callee in _called_from(_own_nodes(caller), by_name, classes):
+            if callee not in reasons:
+                reasons[callee] = f"called from {functions.get(caller, '?')}"
+                queue.append(callee)
+    return reasons
+
+
+def _defined(body: list[ast.stmt], prefix: str) -> Iterator[tuple[ast.AST, str]]:
+    """Functions at module level and in (nested) class bodies, with dotted names."""
+    for stmt in body:
+        if isinstance(stmt, FUNCTIONS):
+            yield stmt, prefix + stmt.name
+        elif isinstance(stmt, ast.ClassDef):
+            yield from _defined(stmt.body, f"{prefix}{stmt.name}.")
+        elif isinstance(stmt, ast.If | ast.Try | ast.With) and not _is_main_guard(stmt):
+            yield from _defined(_blocks(stmt), prefix)
+
+
+def _blocks(stmt: ast.If | ast.Try | ast.With) -> list[ast.stmt]:
+    out = list(stmt.body)
+    out += getattr(stmt, "orelse", []) + getattr(stmt, "finalbody", [])
+    for handler in getattr(stmt, "handlers", []):
+        out += handler.body
+    return out
+
+
+def _root_reason(node: Function, qual: str) -> str | None:
+    if "." not in qual:
+        return None  # module-level function: only when something calls it
+    if node.name in LOAD_TIME_METHODS:
+        return f"{node.name} runs while the class is loaded"
+    for deco in node.decorator_list:
+        text = ast.unparse(deco)
+        if text in PROPERTY_DECORATORS or text.endswith(".setter"):
+            return "property read by the loaders"
+    return None
+
+
+def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """What runs on import: module and class bodies, decorators and defaults, not function bodies."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_main_guard(node):
+            stack.extend(node.orelse)
+            continue
+        yield node
+        if isinstance(node, FUNCTIONS):
+            stack.extend([*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)])
+        elif isinstance(node, ast.Lambda):
+            continue
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, FUNCTIONS):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _called_from(nodes: Iterator[ast.AST], by_name: dict[str, list[ast.AST]],
+                 classes: set[str]) -> Iterator[ast.AST]:
+    for node in nodes:
+        if isinstance(node, DEFINITIONS):
+            for deco in node.decorator_list:  # a decorator runs when the def/class statement runs
+                yield from by_name.get(_callee_name(deco) or "", [])
+            if isinstance(node, FUNCTIONS):
+                continue
+        if not isinstance(node, ast.Call):
+            continue
+        name = _callee_name(node.func)
+        if not name:
+            continue
+        if name in classes:  # constructing a class of this module runs its __init__/__new__
+            yield from by_name.get(f"{name}.__init__", []) + by_name.get(f"{name}.__new__", [])
+        yield from by_name.get(name, [])
+
+
+def _callee_name(func: ast.AST) -> str | None:
+    """``f`` / ``Class`` for plain calls, ``m`` for ``self.m()``, ``cls.m()``, ``super().m()``."""
+    if isinstance(func, ast.Call):  # @decorator(args): the factory runs
+        return _callee_name(func.func)
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        owner = func.value
+        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            return "." + func.attr
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            return "." + func.attr
+        if isinstance(owner, ast.Name):
+            return f"{owner.id}.{func.attr}"
+    return None
+
+
+def _is_main_guard(stmt: ast.AST) -> bool:
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
