@@ -4,7 +4,9 @@ report what a loader would import, call or mutate. Nothing is ever unpickled.
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -16,8 +18,8 @@ from app.core.scanners.pickle_engine import calls
 from app.core.scanners.pickle_engine import joblib_format as pickle_joblib
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.machine import PickleMachine
-from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader
-from app.core.scanners.pickle_engine.values import OPAQUE, GlobalRef, Value
+from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader, Rewind
+from app.core.scanners.pickle_engine.values import OPAQUE, Call, GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
@@ -32,6 +34,10 @@ RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
+RULE_JOBLIB_UNSIZED = "joblib-array-unsized"
+RULE_JOBLIB_SIDE_FILE = "joblib-side-file"
+PLAIN_READING = "pickle.load reading"
+JOBLIB_READING = "joblib.load reading"
 
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
@@ -54,6 +60,7 @@ def analyze_pickles(
     max_pickles: int | None = None,
     lenient: bool = False,
     loader_named: bool = False,
+    joblib: bool = True,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -69,14 +76,30 @@ def analyze_pickles(
     ``at.dog``, then fails at BUILD). ``loader_named`` is for text a loader would still
     unpickle by its name (``model.pkl``): there an import counts as acting, and even a break
     before any import is noted.
+
+    ``joblib`` (false where only another loader's unpickler runs: torch, numpy) adds the
+    reading of ``joblib.load``: from the first ``NumpyArrayWrapper`` BUILD on, the stream is
+    walked both as ``pickle.load`` reads it (array bytes as opcodes) and as joblib reads it
+    (array bytes stepped over, object arrays as nested plain pickles); findings after that
+    point name their reading in the evidence.
     """
-    analyzer = _Analyzer(sink, limits, member, loader_named)
+    analyzer = _Analyzer(sink, limits, member, loader_named, joblib)
     analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
+    if analyzer._fork is not None:
+        return _merged(analyzer.result, analyzer._fork.twin.result)
     return analyzer.result
 
 
+def _merged(plain: PickleAnalysis, joblib: PickleAnalysis) -> PickleAnalysis:
+    """Both readings at once: a joblib file is expected to break under pickle.load."""
+    imports = [*plain.imports, *(i for i in joblib.imports if i not in plain.imports)]
+    return PickleAnalysis(max(plain.pickles, joblib.pickles), plain.opcodes + joblib.opcodes, imports,
+                          joblib.broken, plain.limit_hit or joblib.limit_hit)
+
+
 class _Analyzer:
-    def __init__(self, sink: FindingSink, limits: Limits, member: str | None, loader_named: bool = False) -> None:
+    def __init__(self, sink: FindingSink, limits: Limits, member: str | None, loader_named: bool = False,
+                 joblib: bool = False) -> None:
         self.sink = sink
         self.limits = limits
         self.member = member
@@ -88,14 +111,33 @@ class _Analyzer:
         self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
         self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
         self._loader_named = loader_named
+        self._joblib = joblib  # joblib.load could open this stream: fork its reading at the first wrapper
+        self._joblib_rules = False  # this analyzer is the joblib reading: wrappers read array data
+        self._fork: _Fork | None = None
+        self._reading = ""  # once the readings diverge: which one this analyzer is
+        self._wrapper_attrs: dict[int, dict[str, Value]] = {}
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
             self._begin_trial()
         try:
-            self._walk(reader, max_pickles)
+            self._guarded(lambda: self._walk(reader, max_pickles))
+            if self._fork is not None:
+                fork = self._fork
+                fork.twin._guarded(lambda: fork.resume(max_pickles))
+        finally:
+            if self._fork is not None:
+                self._fork.rewind.close()
+
+    def _guarded(self, walk: Callable[[], None]) -> None:
+        try:
+            walk()
+        except ReadingStops:
+            pass  # the reading's own finding says why
         except (BrokenStream, CorruptStream) as exc:
             self.result.broken = True
+            if self._fork is not None:
+                return  # pickle.load breaks on joblib's array bytes; the joblib reading reads on
             if self._text_lookalike(exc):
                 return
             self._add(RULE_BROKEN, Severity.HIGH,
@@ -149,7 +191,9 @@ class _Analyzer:
             self.result.pickles += 1
 
     def _one_pickle(self, reader: OpReader) -> None:
-        machine = PickleMachine(self)
+        self._run_machine(PickleMachine(self), reader)
+
+    def _run_machine(self, machine: PickleMachine, reader: OpReader) -> None:
         while True:
             op = reader.next_op()
             if op is None:
@@ -159,13 +203,36 @@ class _Analyzer:
                 raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
             if machine.step(op):
                 return
-            if machine.built is not None and pickle_joblib.is_array_wrapper(machine.built):
-                self._skip_joblib_array(machine, reader, op)
+            built = machine.built
+            if built is not None and self._depth == 0 and (self._joblib or self._joblib_rules):
+                self._on_build(machine, reader, op, built)
 
-    def _skip_joblib_array(self, machine: PickleMachine, reader: OpReader, op: Op) -> None:
-        layout = pickle_joblib.array_layout(machine.built.state if machine.built else None)
-        if layout is None:
-            raise BrokenStream("joblib array data of unknown size", op.pos)
+    def _on_build(self, machine: PickleMachine, reader: OpReader, op: Op, built: Call) -> None:
+        """joblib's NumpyUnpickler.load_build: the wrapper on top of the stack is read."""
+        cls = pickle_joblib.wrapper_class(built)
+        if cls is None:
+            return
+        if cls in pickle_joblib.SIDE_FILE_WRAPPERS:
+            if self._fork is None:  # the joblib reading's finding: once, from whichever runs it
+                self._side_file(built, op)
+        elif self._joblib_rules:
+            self.read_array(machine, reader, op, built)
+        elif self._fork is None:
+            self._fork = _Fork.start(self, machine, reader, op)  # pickle.load reads on from here
+
+    def read_array(self, machine: PickleMachine, reader: OpReader, op: Op, built: Call) -> None:
+        """Step over what NumpyArrayWrapper.read_array takes from the file, as joblib sizes it."""
+        try:
+            attrs = self._wrapper_attrs.get(id(built)) or pickle_joblib.init_attributes(built)
+            pickle_joblib.apply_state(attrs, built.state if built.state is not None else OPAQUE)
+            self._wrapper_attrs[id(built)] = attrs
+            layout = pickle_joblib.array_layout(attrs)
+        except pickle_joblib.UnsizedArray as exc:
+            self._add(RULE_JOBLIB_UNSIZED, Severity.HIGH,
+                      f"joblib.load reads array data after the BUILD at offset {op.pos} that hfvet cannot "
+                      f"size ({exc}); the joblib reading is not vetted past it", str(exc))
+            raise ReadingStops from None
+        self._check_subclass(attrs.get("subclass"), op)
         if layout.has_object:
             self._nested_pickle(reader)
         else:
@@ -175,7 +242,31 @@ class _Analyzer:
             reader.skip(layout.nbytes, "joblib array data")
         machine.stack[-1] = OPAQUE  # joblib swaps the wrapper for the array it read
 
+    def _check_subclass(self, subclass: Value | None, op: Op) -> None:
+        # read(): on numpy < 2 (arrays have __array_prepare__) a subclass other than ndarray or
+        # memmap is rebuilt with numpy's _reconstruct(subclass, ...), which calls subclass.__new__.
+        if not isinstance(subclass, GlobalRef):
+            return
+        if classify(subclass.module, subclass.name).verdict is not Verdict.SAFE:
+            self._add(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+                      f"joblib rebuilds the array at offset {op.pos} as {subclass.dotted} (numpy "
+                      "_reconstruct instantiates it), a class not on the allowlist", subclass.dotted)
+
+    def _side_file(self, built: Call, op: Op) -> None:
+        attrs: dict[str, Value] = {}
+        try:
+            pickle_joblib.apply_state(attrs, built.state if built.state is not None else OPAQUE)
+        except pickle_joblib.UnsizedArray:
+            attrs = {}
+        name, escapes = pickle_joblib.side_file(attrs)
+        where = "a file outside the checkpoint's folder" if escapes else "a file beside it, which hfvet vets on its own"
+        self._add(RULE_JOBLIB_SIDE_FILE, Severity.HIGH if escapes else Severity.MEDIUM,
+                  f"joblib.load opens the side file {name!r} (BUILD at offset {op.pos}) with np.load("
+                  f"allow_pickle=True): {where}", f"{JOBLIB_READING}: {name!r}", tagged=True)
+
     def _nested_pickle(self, reader: OpReader) -> None:
+        # read_array: an object array is a whole pickle read by a plain Unpickler on the same
+        # file; that unpickler knows nothing of wrappers, so its BUILDs read no array bytes.
         if self._depth >= MAX_NESTED_PICKLES:
             raise LimitExceeded(f"joblib object arrays nested more than {MAX_NESTED_PICKLES} deep")
         self._depth += 1
@@ -222,10 +313,55 @@ class _Analyzer:
         for item in found:
             self._add(item.rule, item.severity, item.message, item.evidence)
 
-    def _add(self, rule: str, severity: Severity, message: str, evidence: str) -> None:
+    def _add(self, rule: str, severity: Severity, message: str, evidence: str, tagged: bool = False) -> None:
         if (rule, evidence) in self._seen:
             return
         self._seen.add((rule, evidence))
+        if self._reading and not tagged:
+            evidence = f"{self._reading}: {evidence}"  # the readings diverged: say which one saw it
         sink = self.sink if self._trial is None else self._trial
         sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
 
+
+class ReadingStops(Exception):
+    """This reading cannot go on (its finding is already added); the other reading still runs."""
+
+
+class _Fork:
+    """The joblib reading, forked from the plain one at the first NumpyArrayWrapper BUILD.
+
+    Up to that BUILD both unpicklers ran the same opcodes (reported once). From there
+    ``pickle.load`` reads the array bytes as opcodes while ``joblib.load`` reads them as data:
+    the plain reading goes on at once, the joblib one afterwards from a copy of the machine.
+    """
+
+    def __init__(self, twin: _Analyzer, machine: PickleMachine, rewind: Rewind, op: Op) -> None:
+        self.twin = twin
+        self._machine = machine
+        self.rewind = rewind
+        self._op = op
+
+    @classmethod
+    def start(cls, plain: _Analyzer, machine: PickleMachine, reader: OpReader, op: Op) -> _Fork:
+        twin = _Analyzer(plain.sink, plain.limits, plain.member, plain._loader_named)
+        twin._reading, plain._reading = JOBLIB_READING, PLAIN_READING
+        twin._joblib_rules = True
+        twin._seen, twin._imported = set(plain._seen), set(plain._imported)
+        twin.result = copy.deepcopy(plain.result)
+        if plain._trial is not None:
+            twin._trial = FindingSink(plain.sink.path, plain.sink.scanner)
+            twin._trial.findings.extend(plain._trial.findings)
+            twin._trial_counts, twin._trial_acted = plain._trial_counts, plain._trial_acted
+        copied = PickleMachine(twin)
+        copied.stack, copied.metastack, copied.memo = copy.deepcopy((machine.stack, machine.metastack, machine.memo))
+        copied.memo_overflow = machine.memo_overflow
+        return cls(twin, copied, reader.rewind(plain.limits.max_decompressed_bytes), op)
+
+    def resume(self, max_pickles: int | None) -> None:
+        reader, machine = self.rewind.open(), self._machine
+        built = machine.stack[-1]
+        if isinstance(built, Call):
+            self.twin.read_array(machine, reader, self._op, built)
+        self.twin._run_machine(machine, reader)
+        self.twin.result.pickles += 1
+        self.twin._walk(reader, max_pickles)

@@ -64,6 +64,7 @@ class ContainerWalker:
         self.sink = sink
         self.limits = limits
         self.memory = memory or process_budget(limits)  # held while a member is materialized
+        self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
 
     def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
         """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
@@ -100,6 +101,8 @@ class ContainerWalker:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
             self._walk_materialized(stream, fmt, member, depth)
+        elif fmt in UNSUPPORTED_COMPRESSION:
+            raise CorruptStream(f"{fmt}-compressed file: hfvet cannot decompress it, so it was not vetted")
 
     def _entry(self, entry: Entry, depth: int) -> None:
         stream = entry.open_stream()
@@ -133,12 +136,14 @@ class ContainerWalker:
 
     # -- formats
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
-        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles)
+        # joblib.load opens files it is given, not torch's archive records or legacy streams.
+        joblib = max_pickles is None and not self._in_torch_zip
+        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles, joblib=joblib)
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
-        if header.has_object:  # an allow_pickle load would unpickle the body
-            self._pickles(stream, member, None)
+        if header.has_object:  # an allow_pickle load unpickles the body with a plain pickle.load
+            analyze_pickles(stream, self.sink, self.limits, member=member, joblib=False)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
         payload = decompressed(stream, fmt, self.limits)
@@ -169,7 +174,11 @@ class ContainerWalker:
                 reopenable=True,
                 open_blob=_stored_window(blob, m),
             )
-            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+            self._in_torch_zip += is_torch
+            try:
+                self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+            finally:
+                self._in_torch_zip -= is_torch
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
         # Every member is extracted into memory at once (solid blocks): hold the whole cap.
