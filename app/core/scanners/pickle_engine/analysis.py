@@ -39,6 +39,7 @@ RULE_JOBLIB_SIDE_FILE = "joblib-side-file"
 PLAIN_READING = "pickle.load reading"
 JOBLIB_READING = "joblib.load reading"
 
+MAX_FRAME_TAIL = 16 * 1024 * 1024  # frames pickle writes are ~64 KiB; a bigger tail is held in memory
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
 _IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
@@ -116,6 +117,7 @@ class _Analyzer:
         self._fork: _Fork | None = None
         self._reading = ""  # once the readings diverge: which one this analyzer is
         self._wrapper_attrs: dict[int, dict[str, Value]] = {}
+        self._frame_end = -1  # where the last FRAME ends (stream offset)
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
@@ -201,6 +203,8 @@ class _Analyzer:
             self.result.opcodes += 1
             if self.result.opcodes > self.limits.max_pickle_opcodes:
                 raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
+            if op.name == "FRAME" and isinstance(op.arg, int):
+                self._frame_end = reader.pos + op.arg  # the pure-Python unpickler reads it whole
             if machine.step(op):
                 return
             built = machine.built
@@ -233,6 +237,7 @@ class _Analyzer:
                       f"size ({exc}); the joblib reading is not vetted past it", str(exc))
             raise ReadingStops from None
         self._check_subclass(attrs.get("subclass"), op)
+        tail = self._frame_tail(reader)
         if layout.has_object:
             self._nested_pickle(reader)
         else:
@@ -240,7 +245,24 @@ class _Analyzer:
                 padding = reader.read_exact(1, "joblib alignment")[0]
                 reader.skip(padding, "joblib alignment")
             reader.skip(layout.nbytes, "joblib array data")
+        reader.unread(tail)  # the unpickler goes on with the rest of its frame, then the file
         machine.stack[-1] = OPAQUE  # joblib swaps the wrapper for the array it read
+
+    def _frame_tail(self, reader: OpReader) -> bytes:
+        """The current frame's bytes after the BUILD: joblib's unpickler already holds them.
+
+        ``pickle._Unframer.load_frame`` reads a whole FRAME from the file, while
+        ``read_array`` reads the array from the file itself: it starts after the frame.
+        """
+        left = self._frame_end - reader.pos
+        if left <= 0:
+            return b""
+        if left > MAX_FRAME_TAIL:
+            self._add(RULE_JOBLIB_UNSIZED, Severity.HIGH,
+                      f"joblib array read inside a pickle frame with {left} more bytes; the joblib "
+                      "reading is not vetted past it", f"frame tail of {left} bytes")
+            raise ReadingStops
+        return reader.read_exact(left, "FRAME")
 
     def _check_subclass(self, subclass: Value | None, op: Op) -> None:
         # read(): on numpy < 2 (arrays have __array_prepare__) a subclass other than ndarray or
@@ -270,10 +292,14 @@ class _Analyzer:
         if self._depth >= MAX_NESTED_PICKLES:
             raise LimitExceeded(f"joblib object arrays nested more than {MAX_NESTED_PICKLES} deep")
         self._depth += 1
+        outer_frame, self._frame_end = self._frame_end, -1
         try:
             self._one_pickle(reader)
+            if self._frame_end > reader.pos:  # the nested unpickler read its last frame whole
+                reader.skip(self._frame_end - reader.pos, "nested pickle frame")
         finally:
             self._depth -= 1
+            self._frame_end = outer_frame
 
     # -- Events: called by the machine
     def on_global(self, ref: GlobalRef, op: Op) -> None:
@@ -346,6 +372,7 @@ class _Fork:
         twin = _Analyzer(plain.sink, plain.limits, plain.member, plain._loader_named)
         twin._reading, plain._reading = JOBLIB_READING, PLAIN_READING
         twin._joblib_rules = True
+        twin._frame_end = plain._frame_end
         twin._seen, twin._imported = set(plain._seen), set(plain._imported)
         twin.result = copy.deepcopy(plain.result)
         if plain._trial is not None:

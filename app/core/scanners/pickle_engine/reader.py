@@ -116,6 +116,12 @@ class OpReader:
             self.pos += got
             n -= got
 
+    def unread(self, data: bytes) -> None:
+        """Read ``data`` next (bytes taken out of order, as a frame tail), at the offsets it came from."""
+        if data:
+            self._pushback = data + self._pushback
+            self.pos -= len(data)
+
     def rewind(self, cap: int) -> Rewind:
         """A way to read the bytes from here again once this reader is done with the stream.
 

@@ -255,3 +255,25 @@ def test_both_readings_of_a_compressed_or_raw_file(compress: bool) -> None:
     found = walk(zlib.compress(data, 3) if compress else data)
     assert sorted(f.evidence for f in found if f.rule == CRITICAL[0]) == [
         "joblib.load reading: nt.system", "pickle.load reading: nt.system", "pickle.load reading: posix.system"]
+
+
+def test_array_bytes_inside_a_frame_come_from_after_the_frame() -> None:
+    # pickle._Unframer.load_frame reads a whole FRAME from the file; read_array reads the
+    # array from the file itself, so with opcodes left in the frame after the wrapper's BUILD
+    # the array bytes start after the frame, and the frame's tail runs before the code that
+    # follows them. pickle.load breaks on the array bytes (\xff): only joblib runs the call.
+    head = op.EMPTY_DICT + op.MARK + op.short_uni("w") + wrapper((1,), dtype(op.short_uni("f8")))
+    tail = op.short_uni("k") + op.short_uni("v") * 3 + op.POP * 2
+    data = (op.proto(4) + op.frame(head + tail) + b"\xff" * 8 + HIDDEN
+            + op.short_uni("n") + op.binint1(5) + op.SETITEMS + op.STOP)
+    assert [f.evidence for f in findings(data) if f.rule == CRITICAL[0]] == ["joblib.load reading: posix.system"]
+
+
+def test_a_nested_pickle_frame_is_consumed_whole() -> None:
+    # The nested Unpickler also reads its last frame whole: bytes in it after its STOP are
+    # gone from the file, and the outer pickle goes on after the frame.
+    swallowed = op.STOP + b"\xff" * 7  # after the nested STOP, still in its frame
+    inner = op.proto(4) + op.frame(op.EMPTY_LIST + swallowed)
+    data = joblib_file(wrapper((1,), dtype(op.short_uni("O8"))), inner + HIDDEN)
+    assert CRITICAL in pairs(findings(data))
+    assert ("pickle-broken-stream", "high") not in pairs(findings(data))
