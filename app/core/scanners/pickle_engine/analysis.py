@@ -62,6 +62,7 @@ def analyze_pickles(
     lenient: bool = False,
     loader_named: bool = False,
     joblib: bool = True,
+    joblib_compat: bool = False,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -82,9 +83,11 @@ def analyze_pickles(
     reading of ``joblib.load``: from the first ``NumpyArrayWrapper`` BUILD on, the stream is
     walked both as ``pickle.load`` reads it (array bytes as opcodes) and as joblib reads it
     (array bytes stepped over, object arrays as nested plain pickles); findings after that
-    point name their reading in the evidence.
+    point name their reading in the evidence. ``joblib_compat`` is joblib's reader of its
+    pre-0.10 files (``ZipNumpyUnpickler``): side-file wrappers only, no in-stream arrays.
     """
     analyzer = _Analyzer(sink, limits, member, loader_named, joblib)
+    analyzer.compat = joblib_compat
     analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
     if analyzer._fork is not None:
         return _merged(analyzer.result, analyzer._fork.twin.result)
@@ -113,6 +116,7 @@ class _Analyzer:
         self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
         self._loader_named = loader_named
         self._joblib = joblib  # joblib.load could open this stream: fork its reading at the first wrapper
+        self.compat = False  # joblib's pre-0.10 unpickler: side files only
         self._joblib_rules = False  # this analyzer is the joblib reading: wrappers read array data
         self._fork: _Fork | None = None
         self._reading = ""  # once the readings diverge: which one this analyzer is
@@ -219,6 +223,8 @@ class _Analyzer:
         if cls in pickle_joblib.SIDE_FILE_WRAPPERS:
             if self._fork is None:  # the joblib reading's finding: once, from whichever runs it
                 self._side_file(built, op)
+        elif self.compat:
+            return  # ZipNumpyUnpickler.load_build only knows NDArrayWrapper
         elif self._joblib_rules:
             self.read_array(machine, reader, op, built)
         elif self._fork is None:

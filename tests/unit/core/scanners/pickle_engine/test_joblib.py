@@ -277,3 +277,32 @@ def test_a_nested_pickle_frame_is_consumed_whole() -> None:
     data = joblib_file(wrapper((1,), dtype(op.short_uni("O8"))), inner + HIDDEN)
     assert CRITICAL in pairs(findings(data))
     assert ("pickle-broken-stream", "high") not in pairs(findings(data))
+
+
+def zfile(body: bytes, space: bool = False) -> bytes:
+    """numpy_pickle_compat.write_zfile: "ZF", hex length padded to 19, zlib data."""
+    return b"ZF" + hex(len(body)).encode().ljust(19) + (b" " if space else b"") + zlib.compress(body, 1)
+
+
+@pytest.mark.parametrize("space", [False, True])
+def test_old_zfile_container_is_decompressed_and_walked(space: bool) -> None:
+    # joblib.load -> _detect_compressor "compat" -> load_compatibility -> read_zfile.
+    assert CRITICAL in pairs(walk(zfile(hostile.by_protocol(2), space)))
+
+
+def test_zfile_reader_knows_side_files_but_not_in_stream_arrays() -> None:
+    # ZipNumpyUnpickler.load_build swaps only NDArrayWrapper: a NumpyArrayWrapper's "array
+    # bytes" are opcodes to it, as to pickle.load.
+    side = (op.glob("joblib.numpy_pickle", "NDArrayWrapper") + op.EMPTY_TUPLE + op.NEWOBJ + op.EMPTY_DICT
+            + op.short_uni("filename") + op.short_uni("/abs/x.npy") + op.SETITEM + op.BUILD + op.POP)
+    hidden = HIDDEN + op.NONE * (-len(HIDDEN) % 8)
+    body = joblib_file(side + wrapper((len(hidden) // 8,), dtype(op.short_uni("f8"))), hidden)
+    found = walk(zfile(body))
+    assert ("joblib-side-file", "high") in pairs(found)
+    # The catalog already calls any joblib global but NumpyArrayWrapper dangerous; the call is
+    # seen once, by the one reading there is (no "reading:" tag: nothing forked).
+    assert "posix.system" in [f.evidence for f in found if f.rule == CRITICAL[0]]
+
+
+def test_corrupt_zfile_is_unreadable() -> None:
+    assert ("container-unreadable", "high") in pairs(walk(zfile(hostile.by_protocol(2))[:30] + b"\x00" * 30))
