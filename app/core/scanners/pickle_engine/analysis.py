@@ -242,7 +242,6 @@ class _Analyzer:
                       f"joblib.load reads array data after the BUILD at offset {op.pos} that hfvet cannot "
                       f"size ({exc}); the joblib reading is not vetted past it", str(exc))
             raise ReadingStops from None
-        self._check_subclass(attrs.get("subclass"), op)
         tail = self._frame_tail(reader)
         if layout.has_object:
             self._nested_pickle(reader)
@@ -270,22 +269,12 @@ class _Analyzer:
             raise ReadingStops
         return reader.read_exact(left, "FRAME")
 
-    def _check_subclass(self, subclass: Value | None, op: Op) -> None:
-        # read(): on numpy < 2 (arrays have __array_prepare__) a subclass other than ndarray or
-        # memmap is rebuilt with numpy's _reconstruct(subclass, ...), which calls subclass.__new__.
-        if not isinstance(subclass, GlobalRef):
-            return
-        if classify(subclass.module, subclass.name).verdict is not Verdict.SAFE:
-            self._add(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
-                      f"joblib rebuilds the array at offset {op.pos} as {subclass.dotted} (numpy "
-                      "_reconstruct instantiates it), a class not on the allowlist", subclass.dotted)
-
     def _side_file(self, built: Call, op: Op) -> None:
-        attrs: dict[str, Value] = {}
         try:
+            attrs = pickle_joblib.init_attributes(built)
             pickle_joblib.apply_state(attrs, built.state if built.state is not None else OPAQUE)
         except pickle_joblib.UnsizedArray:
-            attrs = {}
+            attrs = {}  # the file name is unknown: judged as a name that may lead anywhere
         name, escapes = pickle_joblib.side_file(attrs)
         where = "a file outside the checkpoint's folder" if escapes else "a file beside it, which hfvet vets on its own"
         self._add(RULE_JOBLIB_SIDE_FILE, Severity.HIGH if escapes else Severity.MEDIUM,

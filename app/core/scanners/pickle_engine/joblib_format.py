@@ -21,7 +21,17 @@ from dataclasses import dataclass
 
 from app.core.scanners.pickle_engine.catalog import canonical
 from app.core.scanners.pickle_engine.numpy_dtype import UnsizedDtype, dtype_size
-from app.core.scanners.pickle_engine.values import Call, Const, DictVal, GlobalRef, ListVal, TupleVal, Value
+from app.core.scanners.pickle_engine.values import (
+    MAX_KEPT_ITEMS,
+    Call,
+    Const,
+    DictVal,
+    GlobalRef,
+    ListVal,
+    TupleVal,
+    Value,
+    children,
+)
 
 WRAPPER = "joblib.numpy_pickle.NumpyArrayWrapper"
 # joblib < 0.10 wrappers: the array lives in a side file that np.load opens with allow_pickle=True.
@@ -29,6 +39,9 @@ SIDE_FILE_WRAPPERS = frozenset({
     "joblib.numpy_pickle.NDArrayWrapper", "joblib.numpy_pickle_compat.NDArrayWrapper",
     "joblib.numpy_pickle.ZNDArrayWrapper", "joblib.numpy_pickle_compat.ZNDArrayWrapper",
 })
+_WRAPPERS = SIDE_FILE_WRAPPERS | {WRAPPER}
+# copyreg's helpers that only call cls.__new__: the instance gets no __init__ attributes.
+_COPYREG_NEW = frozenset({"copyreg._reconstructor", "copyreg.__newobj__", "copyreg.__newobj_ex__"})
 _INIT_OPCODES = frozenset({"REDUCE", "INST", "OBJ"})
 _INIT_PARAMETERS = ("subclass", "shape", "order", "dtype", "allow_mmap", "numpy_array_alignment_bytes")
 _INIT_DEFAULTS: dict[str, Value] = {"allow_mmap": Const(False), "numpy_array_alignment_bytes": Const(16)}
@@ -47,15 +60,33 @@ class ArrayLayout:
 
 
 def wrapper_class(call: Call) -> str | None:
-    """The joblib wrapper class ``call`` makes an instance of, if any."""
-    func = call.func
-    if isinstance(func, GlobalRef) and canonical(func.module, func.name) == "copyreg._reconstructor":
-        args = call.args
-        func = args.items[0] if isinstance(args, TupleVal) and args.items else func
-    if not isinstance(func, GlobalRef):
-        return None
-    dotted = canonical(func.module, func.name)
-    return dotted if dotted == WRAPPER or dotted in SIDE_FILE_WRAPPERS else None
+    """The joblib wrapper class ``call`` may make an instance of, if any.
+
+    Besides the class itself and copyreg's constructors, any call that takes a wrapper class
+    (``functools.partial(NumpyArrayWrapper)``...) counts: ``load_build`` checks the instance,
+    not how it was made, so a construction hfvet does not model must not pass as no wrapper.
+    """
+    cls = _constructed(call)
+    if cls is not None:
+        return cls if cls in _WRAPPERS else None
+    found = sorted(_globals_in(call) & _WRAPPERS)
+    return found[0] if found else None
+
+
+def _globals_in(call: Call, budget: int = 256) -> set[str]:
+    """Globals a call was built from: its callable, its arguments, theirs (bounded)."""
+    names: set[str] = set()
+    todo: list[Value] = [call]
+    while todo and budget > 0:
+        budget -= 1
+        value = todo.pop()
+        if isinstance(value, GlobalRef):
+            names.add(canonical(value.module, value.name))
+        elif isinstance(value, Call):
+            todo.extend((value.func, value.args))
+        else:
+            todo.extend(children(value))
+    return names
 
 
 def is_array_wrapper(call: Call) -> bool:
@@ -64,13 +95,36 @@ def is_array_wrapper(call: Call) -> bool:
 
 def init_attributes(call: Call) -> dict[str, Value]:
     """Attributes ``__init__`` set when the unpickler called the class (none for __new__)."""
-    if call.opcode not in _INIT_OPCODES or not isinstance(call.func, GlobalRef):
+    if _constructed(call) is None:
+        raise UnsizedArray("wrapper made by a call hfvet does not model")
+    if call.opcode not in _INIT_OPCODES or not isinstance(call.func, GlobalRef) or _via_copyreg(call):
         return {}
-    if not isinstance(call.args, TupleVal) or not 4 <= len(call.args.items) <= len(_INIT_PARAMETERS):
+    if not isinstance(call.args, TupleVal):
+        raise UnsizedArray("wrapper called with arguments hfvet does not model")
+    if canonical(call.func.module, call.func.name) in SIDE_FILE_WRAPPERS:
+        return {"filename": call.args.items[0]} if call.args.items else {}  # __init__(filename, ...)
+    if not 4 <= len(call.args.items) <= len(_INIT_PARAMETERS):
         raise UnsizedArray("NumpyArrayWrapper called with arguments its __init__ rejects")
     attrs = dict(_INIT_DEFAULTS)
     attrs.update(zip(_INIT_PARAMETERS, call.args.items, strict=False))
     return attrs
+
+
+def _constructed(call: Call) -> str | None:
+    """The class a plain construction instantiates: cls(...), NEWOBJ, copyreg's helpers."""
+    func = call.func
+    if not isinstance(func, GlobalRef):
+        return None
+    if _via_copyreg(call):
+        args = call.args
+        first = args.items[0] if isinstance(args, TupleVal) and args.items else None
+        return canonical(first.module, first.name) if isinstance(first, GlobalRef) else None
+    return canonical(func.module, func.name)
+
+
+def _via_copyreg(call: Call) -> bool:
+    func = call.func
+    return isinstance(func, GlobalRef) and canonical(func.module, func.name) in _COPYREG_NEW
 
 
 def apply_state(attrs: dict[str, Value], state: Value) -> None:
@@ -81,8 +135,8 @@ def apply_state(attrs: dict[str, Value], state: Value) -> None:
     for part in (state, slots):
         if part is None or (isinstance(part, Const) and part.value is None):
             continue
-        if not isinstance(part, DictVal) or part.others:
-            raise UnsizedArray("wrapper state is not a dict of attribute names")
+        if not isinstance(part, DictVal) or part.others or len(part.items) >= 2 * MAX_KEPT_ITEMS:
+            raise UnsizedArray("wrapper state is not a dict of attribute names hfvet keeps whole")
         attrs.update(part.items)
 
 
@@ -108,6 +162,8 @@ def array_layout(attrs: dict[str, Value]) -> ArrayLayout:
 def _count(shape: Value | None) -> int:
     if not isinstance(shape, (TupleVal, ListVal)):
         raise UnsizedArray("wrapper shape is not a tuple")  # joblib takes len(shape)
+    if isinstance(shape, ListVal) and len(shape.items) >= MAX_KEPT_ITEMS:
+        raise UnsizedArray("wrapper shape longer than the analysis keeps")
     dims: list[int] = []
     for dim in shape.items:
         if not (isinstance(dim, Const) and isinstance(dim.value, int) and dim.value >= 0):

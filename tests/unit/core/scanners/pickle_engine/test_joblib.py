@@ -186,7 +186,7 @@ def test_oversized_descriptors_are_never_handed_to_numpy(descr: object) -> None:
 
 def test_wrapper_subclass_off_the_allowlist_is_critical() -> None:
     # read(): with numpy < 2 a subclass other than ndarray/memmap is rebuilt through numpy's
-    # _reconstruct(subclass, ...), which instantiates it.
+    # _reconstruct(subclass, ...), which instantiates it (the catalog's argument rule; a guard).
     w = wrapper((1,), dtype(op.short_uni("f8"))).replace(op.glob("numpy", "ndarray"), op.glob("evil_mod", "Arr"))
     assert ("pickle-unsafe-argument", "critical") in pairs(findings(joblib_file(w, b"\x00" * 8)))
 
@@ -306,3 +306,27 @@ def test_zfile_reader_knows_side_files_but_not_in_stream_arrays() -> None:
 
 def test_corrupt_zfile_is_unreadable() -> None:
     assert ("container-unreadable", "high") in pairs(walk(zfile(hostile.by_protocol(2))[:30] + b"\x00" * 30))
+
+
+def test_a_wrapper_made_some_other_way_is_still_a_wrapper() -> None:
+    # load_build checks isinstance(stack[-1], NumpyArrayWrapper), not how it was made:
+    # functools.partial(NumpyArrayWrapper)() is one, and hfvet cannot say what it holds.
+    made = op.call(op.glob("functools", "partial"), WRAPPER) + op.EMPTY_TUPLE + op.REDUCE
+    data = joblib_file(made + op.EMPTY_DICT + op.BUILD, b"\xff" * 8 + HIDDEN)
+    assert ("joblib-array-unsized", "high") in pairs(findings(data))
+
+
+def test_copyreg_newobj_wrapper_gets_no_init_attributes() -> None:
+    # copyreg.__newobj__(cls) is cls.__new__(cls): no __init__, so no default alignment.
+    made = op.call(op.glob("copyreg", "__newobj__"), WRAPPER)
+    items = op.short_uni("shape") + op.binint1(1) + op.TUPLE1 + op.short_uni("dtype") + dtype(op.short_uni("f8"))
+    data = joblib_file(made + op.EMPTY_DICT + op.MARK + items + op.SETITEMS + op.BUILD, b"\xff" * 8 + HIDDEN)
+    # (the catalog calls copyreg.__newobj__ itself dangerous too; the point is the array size)
+    assert "joblib.load reading: posix.system" in [f.evidence for f in findings(data) if f.rule == CRITICAL[0]]
+
+
+def test_a_state_dict_longer_than_the_analysis_keeps_is_not_guessed() -> None:
+    # The machine keeps 128 dict entries: a "dtype" key past them would be missed.
+    junk = b"".join(op.short_uni(f"k{i}") + op.NONE for i in range(130))
+    made = WRAPPER + op.EMPTY_TUPLE + op.NEWOBJ + op.EMPTY_DICT + op.MARK + junk + op.SETITEMS + op.BUILD
+    assert ("joblib-array-unsized", "high") in pairs(findings(joblib_file(made, b"")))
