@@ -39,6 +39,11 @@ RULE_JOBLIB_SIDE_FILE = "joblib-side-file"
 PLAIN_READING = "pickle.load reading"
 JOBLIB_READING = "joblib.load reading"
 
+_MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+_MEMO_GETS = frozenset({"GET", "BINGET", "LONG_BINGET"})
+_STRING_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
+                         "BINSTRING", "STRING"})
+_DECODED = "STACK_GLOBAL of a decoded name"  # opcodes.py's detail for names computed by pure helpers
 MAX_FRAME_TAIL = 16 * 1024 * 1024  # frames pickle writes are ~64 KiB; a bigger tail is held in memory
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
@@ -122,6 +127,11 @@ class _Analyzer:
         self._reading = ""  # once the readings diverge: which one this analyzer is
         self._wrapper_attrs: dict[int, dict[str, Value]] = {}
         self._frame_end = -1  # where the last FRAME ends (stream offset)
+        # The plain reading after a fork reads joblib's array bytes and nested pickles as opcodes:
+        # its findings count only if it acts on what it read itself (see _fresh_import).
+        self._after_fork = False
+        self._recent: list[tuple[str, object]] = []
+        self._fresh_memo: set[int] = set()
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
@@ -143,7 +153,10 @@ class _Analyzer:
         except (BrokenStream, CorruptStream) as exc:
             self.result.broken = True
             if self._fork is not None:
-                return  # pickle.load breaks on joblib's array bytes; the joblib reading reads on
+                # pickle.load breaks on joblib's array bytes; what it read there only counts if it acted
+                if not self._trial_acted:
+                    self._trial = None
+                return
             if self._text_lookalike(exc):
                 return
             self._add(RULE_BROKEN, Severity.HIGH,
@@ -209,6 +222,8 @@ class _Analyzer:
                 raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
             if op.name == "FRAME" and isinstance(op.arg, int):
                 self._frame_end = reader.pos + op.arg  # the pure-Python unpickler reads it whole
+            if self._after_fork:
+                self._note_provenance(op, len(machine.memo))
             if machine.step(op):
                 return
             built = machine.built
@@ -252,6 +267,24 @@ class _Analyzer:
             reader.skip(layout.nbytes, "joblib array data")
         reader.unread(tail)  # the unpickler goes on with the rest of its frame, then the file
         machine.stack[-1] = OPAQUE  # joblib swaps the wrapper for the array it read
+
+    def _note_provenance(self, op: Op, memo_size: int) -> None:
+        if op.name in _MEMO_PUTS and isinstance(op.arg, int):
+            self._fresh_memo.add(op.arg)
+        elif op.name == "MEMOIZE":
+            self._fresh_memo.add(memo_size)
+        self._recent = [*self._recent[-7:], (op.name, op.arg)]
+
+    def _fresh_import(self) -> bool:
+        """The STACK_GLOBAL just read names strings pushed or memoized after the fork.
+
+        A benign joblib file read by pickle.load reaches its object arrays' nested pickles,
+        whose GETs land on the outer pickle's memo ("subclass", "dtype"...): names nobody
+        wrote as a name. A payload hidden in array bytes writes its own names.
+        """
+        operands = [(n, a) for n, a in self._recent[:-1] if n not in _MEMO_PUTS and n != "MEMOIZE"][-2:]
+        return len(operands) == 2 and all(
+            n in _STRING_OPS or (n in _MEMO_GETS and a in self._fresh_memo) for n, a in operands)
 
     def _frame_tail(self, reader: OpReader) -> bytes:
         """The current frame's bytes after the BUILD: joblib's unpickler already holds them.
@@ -305,6 +338,9 @@ class _Analyzer:
             self._imported.add(dotted)
             self.result.imports.append(dotted)
         verdict = classify(ref.module, ref.name)
+        fresh = self._after_fork and (op.name in ("GLOBAL", "INST") or self._fresh_import())
+        if fresh and verdict.verdict is not Verdict.SAFE:
+            self._trial_acted = True  # a name the plain-only bytes wrote themselves
         if verdict.verdict is Verdict.DANGEROUS:
             self._trial_acted = True
             self._add(RULE_DANGEROUS, Severity.CRITICAL,
@@ -315,12 +351,14 @@ class _Analyzer:
 
     def on_unresolved(self, detail: str, op: Op) -> None:
         if self._trial is not None:
-            self._trial_counts = self._trial_acted = True
+            self._trial_counts = True
+            self._trial_acted = self._trial_acted or not self._after_fork or detail.startswith(_DECODED)
         self._add(RULE_UNRESOLVED, Severity.CRITICAL,
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
     def on_call(self, func: Value, args: Value, op: Op) -> None:
-        if not (isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE):
+        known = isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE
+        if not (known or self._after_fork):
             self._trial_acted = True  # a lenient walk that reaches a real call is kept even if it breaks
         self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
 
@@ -332,6 +370,8 @@ class _Analyzer:
 
     def _report(self, found: list[calls.CallFinding]) -> None:
         for item in found:
+            if item.severity is Severity.CRITICAL:
+                self._trial_acted = True
             self._add(item.rule, item.severity, item.message, item.evidence)
 
     def _add(self, rule: str, severity: Severity, message: str, evidence: str, tagged: bool = False) -> None:
@@ -377,6 +417,8 @@ class _Fork:
         copied = PickleMachine(twin)
         copied.stack, copied.metastack, copied.memo = copy.deepcopy((machine.stack, machine.metastack, machine.memo))
         copied.memo_overflow = machine.memo_overflow
+        plain._begin_trial()
+        plain._trial_counts, plain._after_fork = True, True  # kept if it reads to the end
         return cls(twin, copied, reader.rewind(plain.limits.max_decompressed_bytes), op)
 
     def resume(self, max_pickles: int | None) -> None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import io
 import lzma
 import pickle
+import pickletools
 import struct
+import sys
+import types
 import zlib
 
 import numpy as np
@@ -330,3 +333,49 @@ def test_a_state_dict_longer_than_the_analysis_keeps_is_not_guessed() -> None:
     junk = b"".join(op.short_uni(f"k{i}") + op.NONE for i in range(130))
     made = WRAPPER + op.EMPTY_TUPLE + op.NEWOBJ + op.EMPTY_DICT + op.MARK + junk + op.SETITEMS + op.BUILD
     assert ("joblib-array-unsized", "high") in pairs(findings(joblib_file(made, b"")))
+
+
+class _Wrapper:
+    """Stands in for joblib's NumpyArrayWrapper so pickle writes the stream joblib.dump writes."""
+
+
+def _as_joblib_writes(array: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """{'w': wrapper, 'n': 5} pickled with its memo as joblib's pickler writes it, the object
+    array's own pickle (protocol 5, as write_array) right after the wrapper's BUILD."""
+    package, module = types.ModuleType("joblib"), types.ModuleType("joblib.numpy_pickle")
+    _Wrapper.__module__, _Wrapper.__qualname__ = "joblib.numpy_pickle", "NumpyArrayWrapper"
+    module.NumpyArrayWrapper = _Wrapper  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "joblib", package)
+    monkeypatch.setitem(sys.modules, "joblib.numpy_pickle", module)
+    wrapper_ = _Wrapper()
+    wrapper_.__dict__.update(subclass=np.ndarray, shape=array.shape, order="C", dtype=array.dtype,
+                             allow_mmap=False, numpy_array_alignment_bytes=16)
+    outer = pickle.dumps({"w": wrapper_, "n": 5}, protocol=3)  # protocol 3: no frames to commit
+    build = max(pos for opcode, _, pos in pickletools.genops(outer) if opcode.name == "BUILD")
+    return outer[: build + 1] + pickle.dumps(array, protocol=5) + outer[build + 1 :]
+
+
+def test_benign_object_array_is_clean_though_pickle_load_reads_it_as_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pickle.load reads the nested pickle inline: its GETs land on the outer memo, so it
+    # "imports" subclass.dtype and calls strings before it breaks. None of it was written
+    # as a name; nothing of it is reported.
+    data = _as_joblib_writes(np.array([1, "a", None, np.arange(3)], dtype=object), monkeypatch)
+    assert findings(data) == []
+
+
+def test_hidden_stack_global_of_its_own_strings_is_kept_though_the_reading_breaks() -> None:
+    # A payload in the array bytes that names an unknown callable with its own strings, then
+    # breaks pickle.load on purpose (the call already ran).
+    own = (op.short_uni("evilpkg") + op.MEMOIZE + op.short_uni("apply_model") + op.MEMOIZE + op.STACK_GLOBAL
+           + op.short_uni("x") + op.TUPLE1 + op.REDUCE + b"\xff")
+    hidden = own + b"\x00" * (-len(own) % 8)
+    found = findings(joblib_file(wrapper((len(hidden) // 8,), dtype(op.short_uni("f8"))), hidden))
+    assert ("pickle-unknown-call", "high") in pairs(found)
+
+
+def test_hidden_names_fetched_back_from_its_own_memo_count_too() -> None:
+    own = (op.short_uni("evilpkg") + op.binput(200) + op.short_uni("apply_model") + op.binput(201) + op.POP + op.POP
+           + op.binget(200) + op.binget(201) + op.STACK_GLOBAL + op.EMPTY_TUPLE + op.REDUCE + b"\xff")
+    hidden = own + b"\x00" * (-len(own) % 8)
+    found = findings(joblib_file(wrapper((len(hidden) // 8,), dtype(op.short_uni("f8"))), hidden))
+    assert ("pickle-unknown-call", "high") in pairs(found)
