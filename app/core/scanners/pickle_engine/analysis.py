@@ -370,8 +370,8 @@ class _Analyzer:
 
     def _report(self, found: list[calls.CallFinding]) -> None:
         for item in found:
-            if item.severity is Severity.CRITICAL:
-                self._trial_acted = True
+            if self._after_fork and item.severity is Severity.CRITICAL:
+                self._trial_acted = True  # e.g. a suspicious call in what only pickle.load reads
             self._add(item.rule, item.severity, item.message, item.evidence)
 
     def _add(self, rule: str, severity: Severity, message: str, evidence: str, tagged: bool = False) -> None:
