@@ -12,6 +12,7 @@ from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_engine import analysis as ops
+from app.core.scanners.pickle_engine import joblib_reading
 from app.core.scanners.pickle_engine.walker import RULE_UNREADABLE, ContainerWalker
 
 ENGINE_VERSION = "1.0"
@@ -46,10 +47,10 @@ class PickleScanner:
         RuleInfo(ops.RULE_BROKEN, Severity.HIGH,
                  "pickle stream is broken or truncated (everything before the break still runs)"),
         RuleInfo(ops.RULE_LIMIT, Severity.HIGH, "a scan limit was reached; the rest was not vetted"),
-        RuleInfo(ops.RULE_JOBLIB_UNSIZED, Severity.HIGH,
+        RuleInfo(joblib_reading.RULE_JOBLIB_UNSIZED, Severity.HIGH,
                  "joblib.load would read array data hfvet cannot size from the dtype state; that reading "
                  "stops there (the plain pickle.load reading goes on)"),
-        RuleInfo(ops.RULE_JOBLIB_SIDE_FILE, Severity.HIGH,
+        RuleInfo(joblib_reading.RULE_JOBLIB_SIDE_FILE, Severity.HIGH,
                  "an old joblib wrapper makes joblib.load np.load(allow_pickle=True) a side file (high "
                  "when its name leaves the folder or is computed, else medium)"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
