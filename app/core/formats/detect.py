@@ -41,6 +41,7 @@ class Format(StrEnum):
     BZ2 = "bz2"
     XZ = "xz"
     ZLIB = "zlib"
+    LZMA = "lzma"  # raw LZMA ("alone") stream: joblib's 'lzma' compressor
     ZSTD = "zstd"
     LZ4 = "lz4"
     ELF = "elf"
@@ -54,7 +55,7 @@ ZIP_KINDS = frozenset({Format.ZIP, Format.WHEEL, Format.PYTORCH_ZIP, Format.NUMP
 # The zip kinds the peer engines open as pickle archives (they read keras and wheels otherwise or not at all).
 PEER_ZIP_KINDS = frozenset({Format.ZIP, Format.PYTORCH_ZIP, Format.NUMPY_NPZ})
 COMPRESSED_STREAMS = frozenset({Format.GZIP, Format.BZ2, Format.XZ})  # self-describing, with headers
-INFLATABLE = COMPRESSED_STREAMS | {Format.ZLIB}  # what hfvet decompresses before walking pickles
+INFLATABLE = COMPRESSED_STREAMS | {Format.ZLIB, Format.LZMA}  # what hfvet decompresses before walking pickles
 UNSUPPORTED_COMPRESSION = frozenset({Format.ZSTD, Format.LZ4})  # joblib can write lz4; no decompressor here
 EXECUTABLES = frozenset({Format.ELF, Format.PE, Format.MACHO, Format.AR})
 NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESSED_STREAMS
@@ -71,6 +72,7 @@ _MAGICS: tuple[tuple[bytes, Format], ...] = (
     (b"\x1f\x8b", Format.GZIP),
     (b"BZh", Format.BZ2),
     (b"\xfd7zXZ\x00", Format.XZ),
+    (b"\x5d\x00\x00", Format.LZMA),  # properties 0x5d, then a dictionary size (joblib checks 5d 00)
     (b"\x28\xb5\x2f\xfd", Format.ZSTD),
     (b"\x04\x22\x4d\x18", Format.LZ4),
     (b"PK\x03\x04", Format.ZIP),

@@ -105,6 +105,8 @@ def decompressed(source: BinaryIO, fmt: str, limits: Limits) -> io.BufferedReade
         inner = bz2.BZ2File(raw, mode="rb")
     elif fmt == Format.XZ:
         inner = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115
+    elif fmt == Format.LZMA:
+        inner = lzma.LZMAFile(raw, mode="rb", format=lzma.FORMAT_ALONE)  # noqa: SIM115
     elif fmt == Format.ZLIB:
         inner = io.BufferedReader(_InflateRaw(raw, zlib.MAX_WBITS))
     elif fmt == "deflate":

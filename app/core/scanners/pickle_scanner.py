@@ -6,18 +6,20 @@ from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
-from app.core.formats.detect import INFLATABLE, ZIP_KINDS, Format
+from app.core.formats.detect import INFLATABLE, UNSUPPORTED_COMPRESSION, ZIP_KINDS, Format
 from app.core.limits import ReadBudgetExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_engine import analysis as ops
+from app.core.scanners.pickle_engine import joblib_reading
 from app.core.scanners.pickle_engine.walker import RULE_UNREADABLE, ContainerWalker
 
 ENGINE_VERSION = "1.0"
 
 HANDLED_FORMATS = frozenset(
     {Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.SEVEN_Z, Format.TAR, *ZIP_KINDS, *INFLATABLE,
+     *UNSUPPORTED_COMPRESSION,  # joblib reads lz4; hfvet cannot, and says so
      Format.TEXT, Format.UNKNOWN}  # walked leniently: a long first argument hides a pickle from the sniffer
 )
 
@@ -45,6 +47,12 @@ class PickleScanner:
         RuleInfo(ops.RULE_BROKEN, Severity.HIGH,
                  "pickle stream is broken or truncated (everything before the break still runs)"),
         RuleInfo(ops.RULE_LIMIT, Severity.HIGH, "a scan limit was reached; the rest was not vetted"),
+        RuleInfo(joblib_reading.RULE_JOBLIB_UNSIZED, Severity.HIGH,
+                 "joblib.load would read array data hfvet cannot size from the dtype state; that reading "
+                 "stops there (the plain pickle.load reading goes on)"),
+        RuleInfo(joblib_reading.RULE_JOBLIB_SIDE_FILE, Severity.HIGH,
+                 "an old joblib wrapper makes joblib.load np.load(allow_pickle=True) a side file (high "
+                 "when its name leaves the folder or is computed, else medium)"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
         RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,

@@ -5,6 +5,7 @@ report what a loader would import, call or mutate. Nothing is ever unpickled.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -13,11 +14,15 @@ from app.core.formats.detect import looks_like_pickle
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.scanners.pickle_engine import calls
-from app.core.scanners.pickle_engine import joblib_format as pickle_joblib
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
+from app.core.scanners.pickle_engine.joblib_reading import (
+    DECODED_NAME,
+    JoblibReading,
+    ReadingStops,
+)
 from app.core.scanners.pickle_engine.machine import PickleMachine
 from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader
-from app.core.scanners.pickle_engine.values import OPAQUE, GlobalRef, Value
+from app.core.scanners.pickle_engine.values import GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
@@ -32,8 +37,6 @@ RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
-
-MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
 _IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
 
@@ -54,6 +57,8 @@ def analyze_pickles(
     max_pickles: int | None = None,
     lenient: bool = False,
     loader_named: bool = False,
+    joblib: bool = True,
+    joblib_compat: bool = False,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -69,14 +74,32 @@ def analyze_pickles(
     ``at.dog``, then fails at BUILD). ``loader_named`` is for text a loader would still
     unpickle by its name (``model.pkl``): there an import counts as acting, and even a break
     before any import is noted.
+
+    ``joblib`` (false where only another loader's unpickler runs: torch, numpy) adds the
+    reading of ``joblib.load``: from the first ``NumpyArrayWrapper`` BUILD on, the stream is
+    walked both as ``pickle.load`` reads it (array bytes as opcodes) and as joblib reads it
+    (array bytes stepped over, object arrays as nested plain pickles); findings after that
+    point name their reading in the evidence. ``joblib_compat`` is joblib's reader of its
+    pre-0.10 files (``ZipNumpyUnpickler``): side-file wrappers only, no in-stream arrays.
     """
-    analyzer = _Analyzer(sink, limits, member, loader_named)
+    analyzer = _Analyzer(sink, limits, member, loader_named, joblib)
+    analyzer.compat = joblib_compat
     analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
+    if analyzer._fork is not None:
+        return _merged(analyzer.result, analyzer._fork.twin.result)
     return analyzer.result
 
 
-class _Analyzer:
-    def __init__(self, sink: FindingSink, limits: Limits, member: str | None, loader_named: bool = False) -> None:
+def _merged(plain: PickleAnalysis, joblib: PickleAnalysis) -> PickleAnalysis:
+    """Both readings at once: a joblib file is expected to break under pickle.load."""
+    imports = [*plain.imports, *(i for i in joblib.imports if i not in plain.imports)]
+    return PickleAnalysis(max(plain.pickles, joblib.pickles), plain.opcodes + joblib.opcodes, imports,
+                          joblib.broken, plain.limit_hit or joblib.limit_hit)
+
+
+class _Analyzer(JoblibReading):
+    def __init__(self, sink: FindingSink, limits: Limits, member: str | None, loader_named: bool = False,
+                 joblib: bool = False) -> None:
         self.sink = sink
         self.limits = limits
         self.member = member
@@ -88,14 +111,46 @@ class _Analyzer:
         self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
         self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
         self._loader_named = loader_named
+        self._joblib = joblib  # joblib.load could open this stream: fork its reading at the first wrapper
+        self.compat = False  # joblib's pre-0.10 unpickler: side files only
+        self._joblib_rules = False  # this analyzer is the joblib reading: wrappers read array data
+        self._fork = None
+        self._reading = ""  # once the readings diverge: which one this analyzer is
+        self._wrapper_attrs: dict[int, dict[str, Value]] = {}
+        self._frame_end = -1  # where the last FRAME ends (stream offset)
+        # The plain reading after a fork reads joblib's array bytes and nested pickles as opcodes:
+        # its findings count only if it acts on what it read itself (see _fresh_import).
+        self._after_fork = False
+        self._recent: list[tuple[str, object]] = []
+        self._fresh_memo: set[int] = set()
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
             self._begin_trial()
         try:
-            self._walk(reader, max_pickles)
+            self._guarded(lambda: self._walk(reader, max_pickles))
+            if self._fork is not None:
+                fork = self._fork
+                fork.twin._guarded(lambda: fork.resume(max_pickles))
+        finally:
+            if self._fork is not None:
+                self._fork.rewind.close()
+
+    def new_reading(self) -> _Analyzer:
+        return _Analyzer(self.sink, self.limits, self.member, self._loader_named)
+
+    def _guarded(self, walk: Callable[[], None]) -> None:
+        try:
+            walk()
+        except ReadingStops:
+            pass  # the reading's own finding says why
         except (BrokenStream, CorruptStream) as exc:
             self.result.broken = True
+            if self._fork is not None:
+                # pickle.load breaks on joblib's array bytes; what it read there only counts if it acted
+                if not self._trial_acted:
+                    self._trial = None
+                return
             if self._text_lookalike(exc):
                 return
             self._add(RULE_BROKEN, Severity.HIGH,
@@ -149,7 +204,9 @@ class _Analyzer:
             self.result.pickles += 1
 
     def _one_pickle(self, reader: OpReader) -> None:
-        machine = PickleMachine(self)
+        self._run_machine(PickleMachine(self), reader)
+
+    def _run_machine(self, machine: PickleMachine, reader: OpReader) -> None:
         while True:
             op = reader.next_op()
             if op is None:
@@ -157,32 +214,15 @@ class _Analyzer:
             self.result.opcodes += 1
             if self.result.opcodes > self.limits.max_pickle_opcodes:
                 raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
+            if op.name == "FRAME" and isinstance(op.arg, int):
+                self._frame_end = reader.pos + op.arg  # the pure-Python unpickler reads it whole
+            if self._after_fork:
+                self._note_provenance(op, len(machine.memo))
             if machine.step(op):
                 return
-            if machine.built is not None and pickle_joblib.is_array_wrapper(machine.built):
-                self._skip_joblib_array(machine, reader, op)
-
-    def _skip_joblib_array(self, machine: PickleMachine, reader: OpReader, op: Op) -> None:
-        layout = pickle_joblib.array_layout(machine.built.state if machine.built else None)
-        if layout is None:
-            raise BrokenStream("joblib array data of unknown size", op.pos)
-        if layout.has_object:
-            self._nested_pickle(reader)
-        else:
-            if layout.padded:
-                padding = reader.read_exact(1, "joblib alignment")[0]
-                reader.skip(padding, "joblib alignment")
-            reader.skip(layout.nbytes, "joblib array data")
-        machine.stack[-1] = OPAQUE  # joblib swaps the wrapper for the array it read
-
-    def _nested_pickle(self, reader: OpReader) -> None:
-        if self._depth >= MAX_NESTED_PICKLES:
-            raise LimitExceeded(f"joblib object arrays nested more than {MAX_NESTED_PICKLES} deep")
-        self._depth += 1
-        try:
-            self._one_pickle(reader)
-        finally:
-            self._depth -= 1
+            built = machine.built
+            if built is not None and self._depth == 0 and (self._joblib or self._joblib_rules):
+                self._on_build(machine, reader, op, built)
 
     # -- Events: called by the machine
     def on_global(self, ref: GlobalRef, op: Op) -> None:
@@ -193,6 +233,9 @@ class _Analyzer:
             self._imported.add(dotted)
             self.result.imports.append(dotted)
         verdict = classify(ref.module, ref.name)
+        fresh = self._after_fork and (op.name in ("GLOBAL", "INST") or self._fresh_import())
+        if fresh and verdict.verdict is not Verdict.SAFE:
+            self._trial_acted = True  # a name the plain-only bytes wrote themselves
         if verdict.verdict is Verdict.DANGEROUS:
             self._trial_acted = True
             self._add(RULE_DANGEROUS, Severity.CRITICAL,
@@ -207,12 +250,14 @@ class _Analyzer:
             # An extension code resolves through copyreg's registry, empty unless the loading
             # program filled it: in bytes that are not a pickle (a msgpack map of 2 starts with
             # EXT1) it is an import that fails, like text's own words. Computed names act.
-            self._trial_acted = self._trial_acted or not op.name.startswith("EXT")
+            acted = not self._after_fork or detail.startswith(DECODED_NAME)
+            self._trial_acted = self._trial_acted or (acted and not op.name.startswith("EXT"))
         self._add(RULE_UNRESOLVED, Severity.CRITICAL,
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
     def on_call(self, func: Value, args: Value, op: Op) -> None:
-        if not (isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE):
+        known = isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE
+        if not (known or self._after_fork):
             self._trial_acted = True  # a lenient walk that reaches a real call is kept even if it breaks
         self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
 
@@ -224,12 +269,15 @@ class _Analyzer:
 
     def _report(self, found: list[calls.CallFinding]) -> None:
         for item in found:
+            if self._after_fork and item.severity is Severity.CRITICAL:
+                self._trial_acted = True  # e.g. a suspicious call in what only pickle.load reads
             self._add(item.rule, item.severity, item.message, item.evidence)
 
-    def _add(self, rule: str, severity: Severity, message: str, evidence: str) -> None:
+    def _add(self, rule: str, severity: Severity, message: str, evidence: str, tagged: bool = False) -> None:
         if (rule, evidence) in self._seen:
             return
         self._seen.add((rule, evidence))
+        if self._reading and not tagged:
+            evidence = f"{self._reading}: {evidence}"  # the readings diverged: say which one saw it
         sink = self.sink if self._trial is None else self._trial
         sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
-

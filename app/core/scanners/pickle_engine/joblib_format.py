@@ -1,9 +1,17 @@
 """joblib interleaves raw numpy array bytes with its pickle stream.
 
-``joblib.load`` runs a pickle in which each ``NumpyArrayWrapper`` BUILD is followed by the
-array's bytes (after optional alignment padding), or, for object arrays, by a whole nested
-pickle. To keep walking the opcodes that follow, the analysis must step over exactly those
-bytes, sized from the wrapper's own state (shape, dtype).
+``joblib.load`` unpickles with ``NumpyUnpickler`` (joblib/numpy_pickle.py), whose
+``load_build`` runs the normal BUILD and then, when the object on top of the stack is a
+``NumpyArrayWrapper``, reads the array right from the file: an optional padding-length byte
+and that many bytes (``numpy_array_alignment_bytes`` set, joblib >= 1.2), then
+``count * dtype.itemsize`` bytes, or, when ``dtype.hasobject``, a whole nested pickle read by
+a plain ``Unpickler`` (``read_array``). Plain ``pickle.load`` does none of this: it reads
+those bytes as opcodes. So the array rules apply only to the joblib reading of a stream.
+
+The wrapper's attributes are what the unpickler gave the instance: ``__init__`` arguments
+when it was called (REDUCE, INST, OBJ: ``NumpyArrayWrapper(subclass, shape, order, dtype,
+allow_mmap=False, numpy_array_alignment_bytes=16)``), never for ``NEWOBJ`` or copyreg's
+``__new__``; then every BUILD's state dict and slot state (pickle's ``load_build``).
 """
 
 from __future__ import annotations
@@ -11,11 +19,37 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from app.core.scanners.pickle_engine.values import Call, Const, DictVal, GlobalRef, TupleVal, Value
+from app.core.scanners.pickle_engine.catalog import canonical
+from app.core.scanners.pickle_engine.numpy_dtype import UnsizedDtype, dtype_size
+from app.core.scanners.pickle_engine.values import (
+    MAX_KEPT_ITEMS,
+    Call,
+    Const,
+    DictVal,
+    GlobalRef,
+    ListVal,
+    TupleVal,
+    Value,
+    children,
+)
 
 WRAPPER = "joblib.numpy_pickle.NumpyArrayWrapper"
+# joblib < 0.10 wrappers: the array lives in a side file that np.load opens with allow_pickle=True.
+SIDE_FILE_WRAPPERS = frozenset({
+    "joblib.numpy_pickle.NDArrayWrapper", "joblib.numpy_pickle_compat.NDArrayWrapper",
+    "joblib.numpy_pickle.ZNDArrayWrapper", "joblib.numpy_pickle_compat.ZNDArrayWrapper",
+})
+_WRAPPERS = SIDE_FILE_WRAPPERS | {WRAPPER}
+# copyreg's helpers that only call cls.__new__: the instance gets no __init__ attributes.
+_COPYREG_NEW = frozenset({"copyreg._reconstructor", "copyreg.__newobj__", "copyreg.__newobj_ex__"})
+_INIT_OPCODES = frozenset({"REDUCE", "INST", "OBJ"})
+_INIT_PARAMETERS = ("subclass", "shape", "order", "dtype", "allow_mmap", "numpy_array_alignment_bytes")
+_INIT_DEFAULTS: dict[str, Value] = {"allow_mmap": Const(False), "numpy_array_alignment_bytes": Const(16)}
+_INT64_LIMIT = 1 << 63  # joblib multiplies the shape in int64: a larger count never reshapes
+
+
+class UnsizedArray(Exception):
+    """joblib's read of this wrapper cannot be predicted; the joblib reading stops here."""
 
 
 @dataclass(frozen=True)
@@ -25,69 +59,132 @@ class ArrayLayout:
     padded: bool  # one length byte then that many padding bytes precede the data
 
 
+def wrapper_class(call: Call) -> str | None:
+    """The joblib wrapper class ``call`` may make an instance of, if any.
+
+    Besides the class itself and copyreg's constructors, any call that takes a wrapper class
+    (``functools.partial(NumpyArrayWrapper)``...) counts: ``load_build`` checks the instance,
+    not how it was made, so a construction hfvet does not model must not pass as no wrapper.
+    """
+    cls = _constructed(call)
+    if cls is not None:
+        return cls if cls in _WRAPPERS else None
+    found = sorted(_globals_in(call) & _WRAPPERS)
+    return found[0] if found else None
+
+
+def _globals_in(call: Call, budget: int = 256) -> set[str]:
+    """Globals a call was built from: its callable, its arguments, theirs (bounded)."""
+    names: set[str] = set()
+    todo: list[Value] = [call]
+    while todo and budget > 0:
+        budget -= 1
+        value = todo.pop()
+        if isinstance(value, GlobalRef):
+            names.add(canonical(value.module, value.name))
+        elif isinstance(value, Call):
+            todo.extend((value.func, value.args))
+        else:
+            todo.extend(children(value))
+    return names
+
+
 def is_array_wrapper(call: Call) -> bool:
+    return wrapper_class(call) == WRAPPER
+
+
+def init_attributes(call: Call) -> dict[str, Value]:
+    """Attributes ``__init__`` set when the unpickler called the class (none for __new__)."""
+    if _constructed(call) is None:
+        raise UnsizedArray("wrapper made by a call hfvet does not model")
+    if call.opcode not in _INIT_OPCODES or not isinstance(call.func, GlobalRef) or _via_copyreg(call):
+        return {}
+    if not isinstance(call.args, TupleVal):
+        raise UnsizedArray("wrapper called with arguments hfvet does not model")
+    if canonical(call.func.module, call.func.name) in SIDE_FILE_WRAPPERS:
+        return {"filename": call.args.items[0]} if call.args.items else {}  # __init__(filename, ...)
+    if not 4 <= len(call.args.items) <= len(_INIT_PARAMETERS):
+        raise UnsizedArray("NumpyArrayWrapper called with arguments its __init__ rejects")
+    attrs = dict(_INIT_DEFAULTS)
+    attrs.update(zip(_INIT_PARAMETERS, call.args.items, strict=False))
+    return attrs
+
+
+def _constructed(call: Call) -> str | None:
+    """The class a plain construction instantiates: cls(...), NEWOBJ, copyreg's helpers."""
     func = call.func
-    if isinstance(func, GlobalRef) and func.dotted == "copyreg._reconstructor":
+    if not isinstance(func, GlobalRef):
+        return None
+    if _via_copyreg(call):
         args = call.args
-        func = args.items[0] if isinstance(args, TupleVal) and args.items else func
-    return isinstance(func, GlobalRef) and func.dotted == WRAPPER
+        first = args.items[0] if isinstance(args, TupleVal) and args.items else None
+        return canonical(first.module, first.name) if isinstance(first, GlobalRef) else None
+    return canonical(func.module, func.name)
 
 
-def array_layout(state: Value | None) -> ArrayLayout | None:
-    """The bytes joblib reads after the wrapper, or None when they cannot be sized."""
-    if not isinstance(state, DictVal):
-        return None
-    count = _count(state.items.get("shape"))
-    descr = _dtype_descr(state.items.get("dtype"))
-    if count is None or descr is None:
-        return None
-    padded = "numpy_array_alignment_bytes" in state.items and not _is_none(
-        state.items["numpy_array_alignment_bytes"]
-    )
-    if descr.lstrip("<>|=").upper().startswith("O"):
-        return ArrayLayout(True, 0, False)
+def _via_copyreg(call: Call) -> bool:
+    func = call.func
+    return isinstance(func, GlobalRef) and canonical(func.module, func.name) in _COPYREG_NEW
+
+
+def apply_state(attrs: dict[str, Value], state: Value) -> None:
+    """What pickle's ``load_build`` does to an instance without ``__setstate__``."""
+    slots: Value | None = None
+    if isinstance(state, TupleVal) and len(state.items) == 2:
+        state, slots = state.items
+    for part in (state, slots):
+        if part is None or (isinstance(part, Const) and part.value is None):
+            continue
+        if not isinstance(part, DictVal) or part.others or len(part.items) >= 2 * MAX_KEPT_ITEMS:
+            raise UnsizedArray("wrapper state is not a dict of attribute names hfvet keeps whole")
+        attrs.update(part.items)
+
+
+def array_layout(attrs: dict[str, Value]) -> ArrayLayout:
+    """The bytes ``NumpyArrayWrapper.read_array`` takes from the file after the BUILD."""
+    count = _count(attrs.get("shape"))
+    dtype = attrs.get("dtype")
+    if dtype is None:
+        raise UnsizedArray("wrapper without a dtype")
     try:
-        itemsize = np.dtype(descr).itemsize
-    except (TypeError, ValueError):
-        return None
-    return ArrayLayout(False, count * itemsize, padded)
+        size = dtype_size(dtype)
+    except UnsizedDtype as exc:
+        raise UnsizedArray(f"array dtype cannot be sized: {exc}") from None
+    if size.has_object:
+        return ArrayLayout(True, 0, False)
+    if size.itemsize <= 0:
+        raise UnsizedArray(f"array dtype of itemsize {size.itemsize}")  # joblib divides by it
+    alignment = attrs.get("numpy_array_alignment_bytes")
+    padded = alignment is not None and not (isinstance(alignment, Const) and alignment.value is None)
+    return ArrayLayout(False, count * size.itemsize, padded)
 
 
-def _count(shape: Value | None) -> int | None:
-    if isinstance(shape, Const) and isinstance(shape.value, int):
-        return max(shape.value, 0)
-    if not isinstance(shape, TupleVal):
-        return None
+def _count(shape: Value | None) -> int:
+    if not isinstance(shape, (TupleVal, ListVal)):
+        raise UnsizedArray("wrapper shape is not a tuple")  # joblib takes len(shape)
+    if isinstance(shape, ListVal) and len(shape.items) >= MAX_KEPT_ITEMS:
+        raise UnsizedArray("wrapper shape longer than the analysis keeps")
     dims: list[int] = []
     for dim in shape.items:
         if not (isinstance(dim, Const) and isinstance(dim.value, int) and dim.value >= 0):
-            return None
-        dims.append(dim.value)
-    return math.prod(dims)
+            raise UnsizedArray("wrapper shape holds a value that is not a size")
+        dims.append(int(dim.value))
+    count = math.prod(dims)
+    if count >= _INT64_LIMIT:
+        raise UnsizedArray("wrapper shape overflows joblib's int64 element count")
+    return count
 
 
-def _dtype_descr(dtype: Value | None) -> str | None:
-    """The dtype string of ``numpy.dtype(descr, align, copy)`` when it is a plain dtype."""
-    if not (isinstance(dtype, Call) and isinstance(dtype.func, GlobalRef)):
-        return None
-    if dtype.func.dotted not in ("numpy.dtype", "numpy.core.multiarray.dtype"):
-        return None
-    args = dtype.args
-    if not (isinstance(args, TupleVal) and args.items and isinstance(args.items[0], Const)):
-        return None
-    descr = args.items[0].value
-    if not isinstance(descr, str) or _has_fields(dtype.state):
-        return None  # structured dtypes may hide object fields: do not guess their size
-    return descr
+def side_file(attrs: dict[str, Value]) -> tuple[str | None, bool]:
+    """The side file an NDArrayWrapper makes ``np.load`` open, and whether it escapes the folder.
 
-
-def _has_fields(state: Value | None) -> bool:
-    if state is None:
-        return False
-    if not isinstance(state, TupleVal) or len(state.items) < 5:
-        return True
-    return not (_is_none(state.items[3]) and _is_none(state.items[4]))
-
-
-def _is_none(value: Value) -> bool:
-    return isinstance(value, Const) and value.value is None
+    ``NDArrayWrapper.read`` opens ``os.path.join(dirname, self.filename)``: an absolute name
+    or one with ``..`` reads a file outside the checkpoint's folder; a name hfvet cannot
+    read (computed at load time) may be anything.
+    """
+    name = attrs.get("filename")
+    if not (isinstance(name, Const) and isinstance(name.value, str)):
+        return None, True
+    parts = name.value.replace("\\", "/").split("/")
+    escapes = name.value.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]
+    return name.value, escapes

@@ -123,4 +123,4 @@ class PickleMachine:
             result = evaluate(canonical(func.module, func.name), args)
             if result is not None:
                 return result  # a pure helper on constants: its result is a constant too
-        return Call(func, args)
+        return Call(func, args, opcode=op.name)

@@ -39,6 +39,7 @@ class Call:
     func: Value
     args: Value
     state: Value | None = None
+    opcode: str = ""  # REDUCE/INST/OBJ run __init__; NEWOBJ(_EX) and copyreg only __new__
     # How many calls deep this result is, and the callable at the bottom: kept at build time
     # so evidence for a chain thousands deep costs O(1), not a walk (or recursion) per call.
     depth: int = field(init=False)

@@ -36,6 +36,8 @@ from app.core.ports import Blob
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
 
 RULE_UNREADABLE = "container-unreadable"
+ZFILE_PREFIX = b"ZF"  # joblib/compressor.py _ZFILE_PREFIX
+_ZFILE_LENGTH = len(hex(2**64))  # numpy_pickle_compat._MAX_LEN: the padded hex length field
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
 # than the sniff window looks like text. Walked leniently (see analyze_pickles).
 LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
@@ -64,14 +66,35 @@ class ContainerWalker:
         self.sink = sink
         self.limits = limits
         self.memory = memory or process_budget(limits)  # held while a member is materialized
+        self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
 
     def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
         """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
+        if fmt in LENIENT and open_blob(blob).read(len(ZFILE_PREFIX)) == ZFILE_PREFIX:
+            self._guarded(None, lambda: self._joblib_zfile(open_blob(blob)))
+            return
         if fmt in LENIENT and _LOADER_NAME.search(name):
             # Text by content, but a loader unpickles it by name: its imports would run.
             self._guarded(None, lambda: self._loader_named_text(open_blob(blob)))
             return
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
+
+    def _joblib_zfile(self, stream: BinaryIO) -> None:
+        """joblib < 0.9.3's container, which joblib.load still opens (``load_compatibility``).
+
+        ``read_zfile``: "ZF", the payload length in hex padded to 19 characters, an optional
+        space, then one zlib stream; ``ZipNumpyUnpickler`` unpickles it, reading side files for
+        NDArrayWrapper and no in-stream arrays. A header ``int(.., 16)`` rejects loads nothing.
+        """
+        header = stream.read(len(ZFILE_PREFIX) + _ZFILE_LENGTH)
+        try:
+            int(header[len(ZFILE_PREFIX):], 16)
+        except ValueError:
+            return  # joblib fails before unpickling anything
+        first = stream.read(1)
+        payload = decompressed(_replay(b"" if first == b" " else first, stream), Format.ZLIB, self.limits)
+        analyze_pickles(payload, self.sink, self.limits, joblib=True, joblib_compat=True)
+        _drain(payload)
 
     def _loader_named_text(self, stream: BinaryIO) -> None:
         analyze_pickles(stream, self.sink, self.limits, lenient=True, loader_named=True)
@@ -100,6 +123,8 @@ class ContainerWalker:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
             self._walk_materialized(stream, fmt, member, depth)
+        elif fmt in UNSUPPORTED_COMPRESSION:
+            raise CorruptStream(f"{fmt}-compressed file: hfvet cannot decompress it, so it was not vetted")
 
     def _entry(self, entry: Entry, depth: int) -> None:
         stream = entry.open_stream()
@@ -133,12 +158,14 @@ class ContainerWalker:
 
     # -- formats
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
-        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles)
+        # joblib.load opens files it is given, not torch's archive records or legacy streams.
+        joblib = max_pickles is None and not self._in_torch_zip
+        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles, joblib=joblib)
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
-        if header.has_object:  # an allow_pickle load would unpickle the body
-            self._pickles(stream, member, None)
+        if header.has_object:  # an allow_pickle load unpickles the body with a plain pickle.load
+            analyze_pickles(stream, self.sink, self.limits, member=member, joblib=False)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
         payload = decompressed(stream, fmt, self.limits)
@@ -169,7 +196,11 @@ class ContainerWalker:
                 reopenable=True,
                 open_blob=_stored_window(blob, m),
             )
-            self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+            self._in_torch_zip += is_torch
+            try:
+                self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+            finally:
+                self._in_torch_zip -= is_torch
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
         # Every member is extracted into memory at once (solid blocks): hold the whole cap.
