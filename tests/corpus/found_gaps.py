@@ -1,8 +1,8 @@
-"""Hostile cases this corpus work found hfvet missing (kept so the table shows them until fixed).
+"""Hostile cases the corpus work found hfvet missing, now caught (the `lzma` format reads them).
 
 - joblib's "lzma" compressor writes ``lzma.LZMAFile(..., format=lzma.FORMAT_ALONE)`` (magic
   ``5d 00``; joblib/compressor.py ``_LZMA_PREFIX``), and ``joblib.load`` sniffs that prefix and
-  decompresses before unpickling. hfvet sniffs the file as unknown binary and does not walk it.
+  decompresses before unpickling. hfvet used to sniff the file as unknown binary and not walk it.
 """
 
 from __future__ import annotations
