@@ -44,6 +44,7 @@ class PickleAnalysis:
     imports: list[str] = field(default_factory=list)  # "module.name", first-seen order
     broken: bool = False
     limit_hit: bool = False
+    value: Value | None = None  # what the last complete top-level pickle returns (its STOP operand)
 
 
 def analyze_pickles(
@@ -158,6 +159,8 @@ class _Analyzer:
             if self.result.opcodes > self.limits.max_pickle_opcodes:
                 raise LimitExceeded(f"more than {self.limits.max_pickle_opcodes} opcodes")
             if machine.step(op):
+                if self._depth == 0:
+                    self.result.value = machine.result
                 return
             if machine.built is not None and pickle_joblib.is_array_wrapper(machine.built):
                 self._skip_joblib_array(machine, reader, op)
