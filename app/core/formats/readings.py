@@ -21,12 +21,11 @@ polyglot, which no honest checkpoint is.
 
 from __future__ import annotations
 
-import pickletools
 import re
 from dataclasses import dataclass
 
 from app.core.formats.detect import ZIP_KINDS, Format, could_start_pickle
-from app.core.formats.pickle_sniff import sniff_text
+from app.core.formats.pickle_sniff import imports_before_stop, sniff_text
 from app.core.formats.streams import CorruptStream
 from app.core.formats.zip_reader import read_directory
 from app.core.ports import Blob
@@ -42,7 +41,6 @@ _WEAK = frozenset({Format.TEXT, Format.UNKNOWN}) | _NOTHING_TO_READ
 _END_RECORD = b"PK\x05\x06"
 _END_RECORD_SIZE = 22
 _END_SEARCH = _END_RECORD_SIZE + 0xFFFF  # zipfile._EndRecData: the record plus a maximal comment
-_IMPORTS = frozenset({"GLOBAL", "INST", "STACK_GLOBAL"})
 
 
 @dataclass(frozen=True)
@@ -123,16 +121,4 @@ def is_valid_pickle(head: bytes, complete: bool) -> bool:
         sniff = sniff_text(head, complete)
     except Exception:  # noqa: BLE001 - pickletools' argument decoding can raise anything (a warning too)
         return False
-    return sniff.consistent and sniff.stopped and _imports_before_stop(head)
-
-
-def _imports_before_stop(head: bytes) -> bool:
-    try:
-        for op, _arg, _pos in pickletools.genops(head):
-            if op.name in _IMPORTS:
-                return True
-            if op.name == "STOP":
-                return False
-    except Exception:  # noqa: BLE001 - any parse error ends the sniff
-        return False
-    return False
+    return sniff.consistent and sniff.stopped and imports_before_stop(head)

@@ -4,6 +4,7 @@ report what a loader would import, call or mutate. Nothing is ever unpickled.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -12,11 +13,11 @@ from app.core.findings import FindingSink, Severity
 from app.core.formats.detect import looks_like_pickle
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
-from app.core.scanners.pickle_engine import calls
+from app.core.scanners.pickle_engine import calls, nested
 from app.core.scanners.pickle_engine import joblib_format as pickle_joblib
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.machine import PickleMachine
-from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader
+from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op, OpReader
 from app.core.scanners.pickle_engine.values import OPAQUE, GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
@@ -55,6 +56,7 @@ def analyze_pickles(
     max_pickles: int | None = None,
     lenient: bool = False,
     loader_named: bool = False,
+    nesting: tuple[nested.NestedBudget, int] | None = None,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -70,9 +72,16 @@ def analyze_pickles(
     ``at.dog``, then fails at BUILD). ``loader_named`` is for text a loader would still
     unpickle by its name (``model.pkl``): there an import counts as acting, and even a break
     before any import is noted.
+
+    Byte and string constants that hold pickles themselves are walked too (see ``nested``);
+    ``nesting`` is the budget shared with the outer walk and this walk's depth.
     """
+    budget, depth = nesting or (nested.NestedBudget(limits.max_nested_pickle_depth, limits.max_nested_pickle_bytes,
+                                                    limits.max_nested_constant_bytes), 0)
     analyzer = _Analyzer(sink, limits, member, loader_named)
-    analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
+    analyzer.nesting = (budget, depth)
+    reader = OpReader(stream, limits.max_string_arg, nested.starts_like_inner, budget.per_constant)
+    analyzer.run(reader, max_pickles, lenient)
     return analyzer.result
 
 
@@ -89,6 +98,7 @@ class _Analyzer:
         self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
         self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
         self._loader_named = loader_named
+        self.nesting: tuple[nested.NestedBudget, int] | None = None
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
@@ -164,6 +174,45 @@ class _Analyzer:
                 return
             if machine.built is not None and pickle_joblib.is_array_wrapper(machine.built):
                 self._skip_joblib_array(machine, reader, op)
+            if op.name in nested.CONSTANT_OPS:
+                self._constant(op, reader)
+
+    # -- pickles inside constants
+    def _constant(self, op: Op, reader: OpReader) -> None:
+        kept, unread = reader.take_long() if op.arg is SKIPPED else (_as_bytes(op.arg), 0)
+        if unread:
+            self._nested_limit(f"a {unread}-byte {op.name} constant at offset {op.pos} starts like a "
+                               "(possibly encoded) pickle and is larger than a nested pickle is read; not vetted", op)
+        if kept is None or len(kept) < nested.MIN_BYTES or self.nesting is None:
+            return
+        budget, depth = self.nesting
+        if depth >= budget.max_depth:
+            if nested.starts_like_inner(kept[:256]):
+                self._nested_limit(f"pickles nested more than {budget.max_depth} deep: the {op.name} constant "
+                                   f"at offset {op.pos} was not vetted", op)
+            return
+        try:
+            for how, data in nested.inner_pickles(kept, budget.per_constant):
+                budget.take(len(data))
+                self._inner(op, how, data, budget, depth + 1)
+        except LimitExceeded as exc:
+            self._nested_limit(f"nested pickle in the {op.name} constant at offset {op.pos}: {exc}; not vetted", op)
+
+    def _nested_limit(self, message: str, op: Op) -> None:
+        self._trial_counts = True  # stopped before it could tell: never quiet, even in a lenient walk
+        self._add(RULE_LIMIT, Severity.HIGH, message, f"{op.name} at offset {op.pos}: {message}")
+
+    def _inner(self, op: Op, how: str, data: bytes, budget: nested.NestedBudget, depth: int) -> None:
+        where = f"<{op.name} at offset {op.pos}, {how}>"
+        member = where if self.member is None else f"{self.member}!{where}"
+        inner = FindingSink(self.sink.path, self.sink.scanner)
+        analyze_pickles(io.BytesIO(data), inner, self.limits, member=member, lenient=True, nesting=(budget, depth))
+        sink = self.sink if self._trial is None else self._trial
+        for found in inner.findings:
+            self._trial_counts = True  # the inner walk kept it: it imported something
+            self._trial_acted = self._trial_acted or found.severity.rank >= Severity.HIGH.rank
+            sink.add(found.rule, found.severity, f"pickle nested in a constant ({how}): {found.message}",
+                     member=found.member, evidence=found.evidence)
 
     def _skip_joblib_array(self, machine: PickleMachine, reader: OpReader, op: Op) -> None:
         layout = pickle_joblib.array_layout(machine.built.state if machine.built else None)
@@ -232,3 +281,14 @@ class _Analyzer:
         sink = self.sink if self._trial is None else self._trial
         sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
 
+
+
+def _as_bytes(arg: object) -> bytes | None:
+    if isinstance(arg, bytes):
+        return arg
+    if isinstance(arg, str):
+        try:
+            return arg.encode("latin-1")  # protocol-0 text: how pickle.loads(s.encode("latin-1")) gets it
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogatepass")
+    return None
