@@ -179,7 +179,13 @@ class _Analyzer:
 
     # -- pickles inside constants
     def _constant(self, op: Op, reader: OpReader) -> None:
-        kept, unread = reader.take_long() if op.arg is SKIPPED else (_as_bytes(op.arg), 0)
+        arg = op.arg
+        if arg is SKIPPED:
+            kept, unread = reader.take_long()
+        elif isinstance(arg, (bytes, str)) and len(arg) >= nested.MIN_BYTES:  # most keys stop here, cheaply
+            kept, unread = _as_bytes(arg), 0
+        else:
+            return
         if unread:
             self._nested_limit(f"a {unread}-byte {op.name} constant at offset {op.pos} starts like a "
                                "(possibly encoded) pickle and is larger than a nested pickle is read; not vetted", op)
