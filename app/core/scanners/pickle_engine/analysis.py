@@ -18,7 +18,7 @@ from app.core.scanners.pickle_engine import joblib_format as pickle_joblib
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.machine import PickleMachine
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op, OpReader
-from app.core.scanners.pickle_engine.values import OPAQUE, GlobalRef, Value
+from app.core.scanners.pickle_engine.values import OPAQUE, Const, GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
@@ -34,6 +34,7 @@ RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
 
+_CALL_OPS = frozenset({"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"})
 MAX_NESTED_PICKLES = 8  # joblib object arrays inside object arrays...
 _SNIFF = 256
 _IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
@@ -176,6 +177,8 @@ class _Analyzer:
                 self._skip_joblib_array(machine, reader, op)
             if op.name in nested.CONSTANT_OPS:
                 self._constant(op, reader)
+            elif op.name in _CALL_OPS and machine.stack:
+                self._computed(op, machine.stack[-1])
 
     # -- pickles inside constants
     def _constant(self, op: Op, reader: OpReader) -> None:
@@ -186,6 +189,16 @@ class _Analyzer:
             kept, unread = _as_bytes(arg), 0
         else:
             return
+        self._check_constant(op, kept, unread)
+
+    def _computed(self, op: Op, top: Value) -> None:
+        """A constant the load computes (``bytes.join`` of pieces, a decode): checked like a written one."""
+        if isinstance(top, Const) and top.computed and isinstance(top.value, (bytes, bytearray, str)):
+            value = top.value
+            if len(value) >= nested.MIN_BYTES:
+                self._check_constant(op, bytes(value) if isinstance(value, bytearray) else _as_bytes(value), 0)
+
+    def _check_constant(self, op: Op, kept: bytes | None, unread: int) -> None:
         if unread:
             self._nested_limit(f"a {unread}-byte {op.name} constant at offset {op.pos} starts like a "
                                "(possibly encoded) pickle and is larger than a nested pickle is read; not vetted", op)

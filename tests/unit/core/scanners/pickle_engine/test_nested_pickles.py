@@ -86,6 +86,14 @@ def test_a_protocol_0_inner_pickle_in_a_string() -> None:
     assert found and "(raw)" in found[0].message
 
 
+def test_an_inner_pickle_joined_from_pieces_at_load_time() -> None:
+    # bytes.join is a pure helper the engine evaluates: neither piece is a pickle, their join is.
+    pieces = op.MARK + op.binbytes(INNER[:5]) + op.binbytes(INNER[5:]) + b"l"  # LIST
+    joined = op.call(op.glob("builtins", "bytes.join"), op.binbytes(b""), pieces)
+    inner = [f for f in dangerous(run(carrier(joined))) if f.evidence == "posix.system"]
+    assert inner and (inner[0].member or "").startswith("<REDUCE at offset")
+
+
 def test_the_path_names_outer_member_offset_and_encodings() -> None:
     data = carrier(op.binbytes(base64.b64encode(zlib.compress(INNER))))
     found = dangerous(run(data, member="archive/data.pkl"))
