@@ -82,7 +82,7 @@ def starts_like_inner(head: bytes) -> bool:
     """Whether a constant starting with ``head`` could hold a pickle: worth reading whole."""
     if _sniffs_as_pickle(head):
         return True
-    return any(d.accepts(head) and _decodes_to_candidate(d, head) for d in DECODERS)
+    return bool(head) and any(d.accepts(head) and _decodes_to_candidate(d, head) for d in _BY_FIRST_BYTE[head[0]])
 
 
 def _peel(data: bytes, path: tuple[str, ...], cap: int) -> Iterator[tuple[str, bytes]]:
@@ -91,8 +91,9 @@ def _peel(data: bytes, path: tuple[str, ...], cap: int) -> Iterator[tuple[str, b
         return
     if len(path) >= MAX_LAYERS:
         return
-    for decoder in DECODERS:
-        if not (decoder.accepts(data[:_SNIFF]) and _decodes_to_candidate(decoder, data)):
+    head = data[:_SNIFF]
+    for decoder in _BY_FIRST_BYTE[head[0]] if head else ():
+        if not (decoder.accepts(head) and _decodes_to_candidate(decoder, data)):
             continue
         decoded = decoder.decode(data, cap + 1)
         if len(decoded) > cap:
@@ -199,3 +200,11 @@ DECODERS = (
     Decoder("hex", _hex_accepts, _hex_decode),
     Decoder("base64", _b64_accepts, _b64_decode),
 )
+
+_FIRST_BYTES: dict[str, Callable[[int], bool]] = {
+    "zlib": lambda b: b & 0x0F == 8, "gzip": lambda b: b == 0x1F, "bz2": lambda b: b == ord("B"),
+    "xz": lambda b: b in (0xFD, ord("]")), "hex": lambda b: b in _HEX_BYTES or b in b" \t\r\n",
+    "base64": lambda b: b in _B64_BYTES,
+}
+# The decoders a constant's first byte allows: most tensor keys and raw bytes rule out all but one or two.
+_BY_FIRST_BYTE = tuple(tuple(d for d in DECODERS if _FIRST_BYTES[d.name](b)) for b in range(256))
