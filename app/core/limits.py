@@ -42,6 +42,11 @@ class Limits:
     max_buffered_bytes: int = 1024 * MiB  # large in-memory buffers held at once by the whole process
     max_text_bytes: int = 4 * MiB  # text files read whole up to this size
     max_string_arg: int = 64 * 1024  # longer pickle strings are skipped, not kept
+    # Pickles inside pickle constants (raw, base64, hex, compressed): how deep, how many decoded
+    # bytes one constant may yield, and how many all nested walks under one stream may take.
+    max_nested_pickle_depth: int = 3
+    max_nested_constant_bytes: int = 8 * MiB  # under the 8 MiB a buffer may take unreserved
+    max_nested_pickle_bytes: int = 32 * MiB
     # Files plus directories a local listing may produce: HF advises < 100k files per repo, and
     # directory links that alias each other could otherwise multiply entries exponentially.
     max_listed_entries: int = 100_000

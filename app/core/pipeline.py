@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
+from app.core.formats.readings import Reading, Readings, readings_of
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
@@ -25,6 +26,7 @@ RULE_UNSCANNED = "unscanned"
 RULE_READ_ERROR = "read-error"
 RULE_VET_TIMEOUT = "vet-timeout"
 RULE_SYMLINK = "symlink"
+RULE_POLYGLOT = "format-polyglot"
 # Emitted by the pipeline itself rather than by a scanner (scan-error is ScanOutcome.failed's).
 PIPELINE_RULES = (
     RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format, or a scanner skipped it: "
@@ -32,6 +34,9 @@ PIPELINE_RULES = (
     RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
     RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
     RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past `--timeout` before the file was scanned"),
+    RuleInfo(RULE_POLYGLOT, Severity.HIGH,
+             "the file is well-formed in two formats (a safetensors or tar file that is also a pickle, a pickle "
+             "with a zip appended): loaders disagree on what it holds; every reading is vetted"),
     RuleInfo(RULE_SYMLINK, Severity.INFO,
              "a local file reached through a symlink (the message names it; one leaving the snapshot is `read-error`)"),
 )
@@ -123,7 +128,9 @@ def _scan_file(
     blob = SourceBlob(source, file.path, file.size)
     try:
         source.size(file.path)  # the source refuses an entry it will not serve, even one listed as empty
-        fmt = refine_format(blob, detect_format(blob.read(0, HEAD_BYTES), file.size))
+        head = blob.read(0, HEAD_BYTES)
+        fmt = refine_format(blob, detect_format(head, file.size))
+        readings = readings_of(file.path, head, file.size, blob, fmt)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
@@ -132,8 +139,10 @@ def _scan_file(
     outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
     if not outcomes:
         return _no_scanner(entry)
-    findings = [f for o in outcomes for f in o.findings] + _skip_notes(entry, outcomes)
-    scanned = all(o.status is Status.SCANNED for o in outcomes)
+    again = [_run_reading(s, ctx, r) for r in readings.extra for s in scanners if hasattr(s, "scan_reading")]
+    findings = ([f for o in outcomes for f in o.findings] + [f for o in again for f in o.findings]
+                + _skip_notes(entry, outcomes) + _polyglot(entry, readings))
+    scanned = all(o.status is Status.SCANNED for o in (*outcomes, *again))
     return FileResult(_file_report(entry, scanned), findings)
 
 
@@ -143,6 +152,25 @@ def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -
     if entry is None or entry.size > limits.max_text_bytes:
         raise SourceError(f"{path}: not a listed file within the text limit")
     return SourceBlob(source, path, entry.size).read(0, entry.size)
+
+def _run_reading(scanner: Scanner, ctx: ScanContext, reading: Reading) -> ScanOutcome:
+    """The file once more, as ``reading`` reads it; each finding says which reading it is from."""
+    try:
+        outcome: ScanOutcome = getattr(scanner, "scan_reading")(ctx, reading.format)  # noqa: B009 - optional method
+    except Exception as exc:  # noqa: BLE001 - fail closed on any scanner bug
+        outcome = ScanOutcome.failed(scanner.name, ctx.file.path, f"{type(exc).__name__}: {exc}")
+    said = f"read as {reading.format} by {reading.loader}: "
+    return replace(outcome, findings=tuple(replace(f, message=said + f.message) for f in outcome.findings))
+
+
+def _polyglot(entry: ManifestFile, readings: Readings) -> list[Finding]:
+    valid = readings.valid_formats()
+    if len(valid) < 2:
+        return []
+    loaders = "; ".join(f"as {r.format}: {r.loader}" for r in readings.extra if r.valid)
+    return [Finding(entry.path, NAME, RULE_POLYGLOT, Severity.HIGH,
+                    f"the file is well-formed as {' and as '.join(valid)} ({loaders}); each reading was vetted",
+                    evidence=" + ".join(valid))]
 
 
 def _skip_notes(entry: ManifestFile, outcomes: list[ScanOutcome]) -> list[Finding]:

@@ -11,6 +11,7 @@ from app.core.formats.pickle_sniff import sniff_text
 from app.core.formats.text_encoding import is_utf8_text, text_encoding
 
 HEAD_BYTES = 4096  # enough for every magic below and for a pickle sniff
+TAR_BLOCK = 512
 
 # Legacy (pre-1.6, non-zip) torch files start with a pickled magic number.
 TORCH_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -105,7 +106,7 @@ def detect_format(head: bytes, size: int) -> Format:
             return _refine_pe(head) if name == Format.PE else name
     if head[:4] in _MACHO:
         return Format.MACHO
-    if len(head) > 262 and head[257:262] == b"ustar":
+    if (len(head) > 262 and head[257:262] == b"ustar") or is_tar_header(head):
         return Format.TAR
     if _is_safetensors(head, size):
         return Format.SAFETENSORS
@@ -116,6 +117,30 @@ def detect_format(head: bytes, size: int) -> Format:
     if text_encoding(head):  # UTF-8, or UTF-16/32 with or without a byte-order mark
         return Format.TEXT
     return Format.UNKNOWN
+
+
+def is_tar_header(head: bytes) -> bool:
+    """tarfile's own test of a first header (``TarInfo.frombuf``): a 512-byte block, not all NUL,
+    whose checksum field matches. No magic is needed: an old V7 header has none, and
+    ``tarfile.open`` (torch.load's legacy tar reading among them) opens it all the same."""
+    block = head[:TAR_BLOCK]
+    if len(block) < TAR_BLOCK or block.count(0) == TAR_BLOCK:
+        return False
+    stored = _tar_number(block[148:156])
+    rest = block[:148] + block[156:]
+    unsigned = 256 + sum(rest)
+    signed = unsigned - 256 * sum(1 for b in rest if b > 127)
+    return stored in (unsigned, signed)
+
+
+def _tar_number(field: bytes) -> int | None:
+    if field[0] in (0o200, 0o377):  # base-256, as tarfile.nti reads it
+        value = int.from_bytes(field[1:], "big")
+        return value - 256 ** (len(field) - 1) if field[0] == 0o377 else value
+    try:
+        return int(field.split(b"\0", 1)[0].decode("ascii").strip() or "0", 8)
+    except ValueError:
+        return None
 
 
 def _refine_pe(head: bytes) -> Format:

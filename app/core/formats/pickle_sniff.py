@@ -22,6 +22,7 @@ class _Underflow(Exception):
     """An opcode needs stack items (or a MARK) that are not there: the unpickler fails here."""
 
 
+_IMPORTS = frozenset({"GLOBAL", "INST", "STACK_GLOBAL"})
 _CALLS = frozenset({"REDUCE", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"})
 # Opcodes that build or store data: a real pickle has them between its imports; a label file
 # shaped like a run of imports ("class_0\nclass_1\n...") has nothing but GLOBALs.
@@ -91,3 +92,17 @@ def _pop_to_mark(stack: list[str]) -> None:
         raise _Underflow("no MARK on the stack")
     while stack.pop() != _MARK:
         pass
+
+
+def imports_before_stop(head: bytes) -> bool:
+    """The first pickle in ``head`` imports a global (GLOBAL, INST, STACK_GLOBAL) before its STOP
+    or before the parse breaks: without one, an unpickler can build data but call nothing."""
+    try:
+        for op, _arg, _pos in pickletools.genops(head):
+            if op.name in _IMPORTS:
+                return True
+            if op.name == "STOP":
+                return False
+    except Exception:  # noqa: BLE001, S110 - any parse error just ends the sniff
+        pass
+    return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
@@ -9,7 +10,7 @@ from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import INFLATABLE, UNSUPPORTED_COMPRESSION, ZIP_KINDS, Format
 from app.core.limits import ReadBudgetExceeded
 from app.core.manifest import ManifestFile
-from app.core.ports import SourceError
+from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_engine import analysis as ops
 from app.core.scanners.pickle_engine import joblib_reading
@@ -67,10 +68,18 @@ class PickleScanner:
         return file.format in HANDLED_FORMATS
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
+        return self._walk(ctx, lambda walker, blob: walker.scan(blob, ctx.file.format, ctx.file.path))
+
+    def scan_reading(self, ctx: ScanContext, fmt: str) -> ScanOutcome:
+        """The file read as ``fmt`` (a pickle from offset 0, a zip by its end record), whatever it sniffs as:
+        the pipeline asks for each reading a loader takes (``app.core.formats.readings``)."""
+        return self._walk(ctx, lambda walker, blob: walker.read_as(blob, fmt))
+
+    def _walk(self, ctx: ScanContext, action: Callable[[ContainerWalker, Blob], None]) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
         blob = BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file)
         try:
-            ContainerWalker(sink, ctx.limits).scan(blob, ctx.file.format, ctx.file.path)
+            action(ContainerWalker(sink, ctx.limits), blob)
         except ReadBudgetExceeded as exc:
             sink.add(ops.RULE_LIMIT, Severity.HIGH, f"scan limit reached: {exc}; the rest was not vetted",
                      evidence=str(exc))

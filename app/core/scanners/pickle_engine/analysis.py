@@ -4,6 +4,7 @@ report what a loader would import, call or mutate. Nothing is ever unpickled.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from app.core.findings import FindingSink, Severity
 from app.core.formats.detect import looks_like_pickle
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
-from app.core.scanners.pickle_engine import calls
+from app.core.scanners.pickle_engine import calls, nested
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.joblib_reading import (
     DECODED_NAME,
@@ -21,8 +22,8 @@ from app.core.scanners.pickle_engine.joblib_reading import (
     ReadingStops,
 )
 from app.core.scanners.pickle_engine.machine import PickleMachine
-from app.core.scanners.pickle_engine.reader import BrokenStream, Op, OpReader
-from app.core.scanners.pickle_engine.values import GlobalRef, Value
+from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op, OpReader
+from app.core.scanners.pickle_engine.values import Const, GlobalRef, Value
 
 RULE_DANGEROUS = "pickle-dangerous-global"
 RULE_UNRESOLVED = "pickle-unresolved-global"
@@ -37,6 +38,8 @@ RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
+
+_CALL_OPS = frozenset({"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"})
 _SNIFF = 256
 _IMPORTABLE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # "module.name" a loader could import
 
@@ -47,6 +50,7 @@ class PickleAnalysis:
     imports: list[str] = field(default_factory=list)  # "module.name", first-seen order
     broken: bool = False
     limit_hit: bool = False
+    value: Value | None = None  # what the last complete top-level pickle returns (its STOP operand)
 
 
 def analyze_pickles(
@@ -59,6 +63,7 @@ def analyze_pickles(
     loader_named: bool = False,
     joblib: bool = True,
     joblib_compat: bool = False,
+    nesting: tuple[nested.NestedBudget, int] | None = None,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -81,10 +86,17 @@ def analyze_pickles(
     (array bytes stepped over, object arrays as nested plain pickles); findings after that
     point name their reading in the evidence. ``joblib_compat`` is joblib's reader of its
     pre-0.10 files (``ZipNumpyUnpickler``): side-file wrappers only, no in-stream arrays.
+
+    Byte and string constants that hold pickles themselves are walked too (see ``nested``);
+    ``nesting`` is the budget shared with the outer walk and this walk's depth.
     """
+    budget, depth = nesting or (nested.NestedBudget(limits.max_nested_pickle_depth, limits.max_nested_pickle_bytes,
+                                                    limits.max_nested_constant_bytes), 0)
     analyzer = _Analyzer(sink, limits, member, loader_named, joblib)
     analyzer.compat = joblib_compat
-    analyzer.run(OpReader(stream, limits.max_string_arg), max_pickles, lenient)
+    analyzer.nesting = (budget, depth)
+    reader = OpReader(stream, limits.max_string_arg, nested.starts_like_inner, budget.per_constant)
+    analyzer.run(reader, max_pickles, lenient)
     if analyzer._fork is not None:
         return _merged(analyzer.result, analyzer._fork.twin.result)
     return analyzer.result
@@ -123,6 +135,7 @@ class _Analyzer(JoblibReading):
         self._after_fork = False
         self._recent: list[tuple[str, object]] = []
         self._fresh_memo: set[int] = set()
+        self.nesting: tuple[nested.NestedBudget, int] | None = None
 
     def run(self, reader: OpReader, max_pickles: int | None, lenient: bool) -> None:
         if lenient:
@@ -137,7 +150,9 @@ class _Analyzer(JoblibReading):
                 self._fork.rewind.close()
 
     def new_reading(self) -> _Analyzer:
-        return _Analyzer(self.sink, self.limits, self.member, self._loader_named)
+        twin = _Analyzer(self.sink, self.limits, self.member, self._loader_named)
+        twin.nesting = self.nesting  # the joblib reading checks constants against the same budget
+        return twin
 
     def _guarded(self, walk: Callable[[], None]) -> None:
         try:
@@ -219,10 +234,69 @@ class _Analyzer(JoblibReading):
             if self._after_fork:
                 self._note_provenance(op, len(machine.memo))
             if machine.step(op):
+                if self._depth == 0:
+                    self.result.value = machine.result
                 return
             built = machine.built
             if built is not None and self._depth == 0 and (self._joblib or self._joblib_rules):
                 self._on_build(machine, reader, op, built)
+            if op.name in nested.CONSTANT_OPS:
+                self._constant(op, reader)
+            elif op.name in _CALL_OPS and machine.stack:
+                self._computed(op, machine.stack[-1])
+
+    # -- pickles inside constants
+    def _constant(self, op: Op, reader: OpReader) -> None:
+        arg = op.arg
+        if arg is SKIPPED:
+            kept, unread = reader.take_long()
+        elif isinstance(arg, (bytes, str)) and len(arg) >= nested.MIN_BYTES:  # most keys stop here, cheaply
+            kept, unread = _as_bytes(arg), 0
+        else:
+            return
+        self._check_constant(op, kept, unread)
+
+    def _computed(self, op: Op, top: Value) -> None:
+        """A constant the load computes (``bytes.join`` of pieces, a decode): checked like a written one."""
+        if isinstance(top, Const) and top.computed and isinstance(top.value, (bytes, bytearray, str)):
+            value = top.value
+            if len(value) >= nested.MIN_BYTES:
+                self._check_constant(op, bytes(value) if isinstance(value, bytearray) else _as_bytes(value), 0)
+
+    def _check_constant(self, op: Op, kept: bytes | None, unread: int) -> None:
+        if unread:
+            self._nested_limit(f"a {unread}-byte {op.name} constant at offset {op.pos} starts like a "
+                               "(possibly encoded) pickle and is larger than a nested pickle is read; not vetted", op)
+        if kept is None or len(kept) < nested.MIN_BYTES or self.nesting is None:
+            return
+        budget, depth = self.nesting
+        if depth >= budget.max_depth:
+            if nested.starts_like_inner(kept[:256]):
+                self._nested_limit(f"pickles nested more than {budget.max_depth} deep: the {op.name} constant "
+                                   f"at offset {op.pos} was not vetted", op)
+            return
+        try:
+            for how, data in nested.inner_pickles(kept, budget.per_constant):
+                budget.take(len(data))
+                self._inner(op, how, data, budget, depth + 1)
+        except LimitExceeded as exc:
+            self._nested_limit(f"nested pickle in the {op.name} constant at offset {op.pos}: {exc}; not vetted", op)
+
+    def _nested_limit(self, message: str, op: Op) -> None:
+        self._trial_counts = True  # stopped before it could tell: never quiet, even in a lenient walk
+        self._add(RULE_LIMIT, Severity.HIGH, message, f"{op.name} at offset {op.pos}: {message}")
+
+    def _inner(self, op: Op, how: str, data: bytes, budget: nested.NestedBudget, depth: int) -> None:
+        where = f"<{op.name} at offset {op.pos}, {how}>"
+        member = where if self.member is None else f"{self.member}!{where}"
+        inner = FindingSink(self.sink.path, self.sink.scanner)
+        analyze_pickles(io.BytesIO(data), inner, self.limits, member=member, lenient=True, nesting=(budget, depth))
+        sink = self.sink if self._trial is None else self._trial
+        for found in inner.findings:
+            self._trial_counts = True  # the inner walk kept it: it imported something
+            self._trial_acted = self._trial_acted or found.severity.rank >= Severity.HIGH.rank
+            sink.add(found.rule, found.severity, f"pickle nested in a constant ({how}): {found.message}",
+                     member=found.member, evidence=found.evidence)
 
     # -- Events: called by the machine
     def on_global(self, ref: GlobalRef, op: Op) -> None:
@@ -281,3 +355,15 @@ class _Analyzer(JoblibReading):
             evidence = f"{self._reading}: {evidence}"  # the readings diverged: say which one saw it
         sink = self.sink if self._trial is None else self._trial
         sink.add(rule, severity, message, member=self.member, evidence=evidence[:300])
+
+
+
+def _as_bytes(arg: object) -> bytes | None:
+    if isinstance(arg, bytes):
+        return arg
+    if isinstance(arg, str):
+        try:
+            return arg.encode("latin-1")  # protocol-0 text: how pickle.loads(s.encode("latin-1")) gets it
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogatepass")
+    return None

@@ -50,6 +50,7 @@ class PickleMachine:
         self.memo: dict[int, Value] = {}
         self.memo_overflow = False
         self.built: Call | None = None  # the instance the last BUILD applied state to
+        self.result: Value | None = None  # what the pickle returns (the value under STOP)
 
     def step(self, op: Op) -> bool:
         self.built = None
@@ -59,7 +60,7 @@ class PickleMachine:
         elif name in _FIXED_CONSTS:
             self.stack.append(Const(_FIXED_CONSTS[name]))
         elif name == "STOP":
-            self.pop(op)
+            self.result = self.pop(op)
             return True
         elif name not in _IGNORED:
             handler = HANDLERS.get(name)

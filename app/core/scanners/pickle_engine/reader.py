@@ -61,9 +61,17 @@ _FIXED = {
 class OpReader:
     """Yields ``Op`` values one at a time from a binary file object."""
 
-    def __init__(self, stream: BinaryIO, max_arg: int) -> None:
+    def __init__(self, stream: BinaryIO, max_arg: int, keep_long: Callable[[bytes], bool] | None = None,
+                 long_cap: int = 0) -> None:
+        """``keep_long``: asked with the head of a byte/string argument over ``max_arg``; if it says
+        yes, the argument (up to ``long_cap`` bytes) is kept in ``long_arg`` for inspection (the
+        opcode still yields ``SKIPPED``), and a longer one leaves its size in ``long_arg_unread``."""
         self._f = stream
         self._max_arg = max_arg
+        self._keep_long = keep_long
+        self._long_cap = long_cap
+        self.long_arg: bytes | None = None
+        self.long_arg_unread = 0
         self._seekable = _is_seekable(stream)
         self._size = _size_of(stream) if self._seekable else None
         self._pushback = b""
@@ -139,7 +147,7 @@ class OpReader:
     def _reopened(self, stream: BinaryIO, offset: int | None, start: int) -> OpReader:
         if offset is not None:
             stream.seek(offset)
-        reader = OpReader(stream, self._max_arg)
+        reader = OpReader(stream, self._max_arg, self._keep_long, self._long_cap)
         reader.pos = start
         return reader
 
@@ -171,13 +179,27 @@ class OpReader:
         if length < 0:
             raise BrokenStream(f"negative length for {opname}", pos)
         if length > self._max_arg:
-            self.skip(length, opname)
+            self._long(length, opname, decode)
             return SKIPPED
         data = self.read_exact(length, opname)
         try:
             return _decode(data, decode)
         except ValueError as exc:
             raise BrokenStream(f"undecodable {opname} argument ({exc})", pos) from None
+
+    def _long(self, length: int, opname: str, how: str) -> None:
+        if self._keep_long is not None and how != "long" and self._keep_long(self.peek(min(length, 256))):
+            if length <= self._long_cap:
+                self.long_arg = self.read_exact(length, opname)
+                return
+            self.long_arg_unread = length
+        self.skip(length, opname)
+
+    def take_long(self) -> tuple[bytes | None, int]:
+        """The over-long argument kept for inspection, and the size of one too long to keep (then cleared)."""
+        kept, unread = self.long_arg, self.long_arg_unread
+        self.long_arg, self.long_arg_unread = None, 0
+        return kept, unread
 
     def _read_lines(self, kind: str, opname: str, pos: int) -> object:
         if kind == "stringnl_noescape_pair":

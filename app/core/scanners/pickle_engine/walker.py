@@ -33,7 +33,9 @@ from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
+from app.core.scanners.pickle_engine import torch_tar
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
+from app.core.scanners.pickle_engine.values import Value
 
 RULE_UNREADABLE = "container-unreadable"
 ZFILE_PREFIX = b"ZF"  # joblib/compressor.py _ZFILE_PREFIX
@@ -95,6 +97,17 @@ class ContainerWalker:
         payload = decompressed(_replay(b"" if first == b" " else first, stream), Format.ZLIB, self.limits)
         analyze_pickles(payload, self.sink, self.limits, joblib=True, joblib_compat=True)
         _drain(payload)
+
+    def read_as(self, blob: Blob, fmt: str) -> None:
+        """Another reading of a top-level file: pickles from offset 0 (walked leniently: bytes that
+        break before importing anything run nothing), or a zip found by its end record."""
+        if fmt == Format.PICKLE:
+            self._guarded(None, lambda: self._lenient(open_blob(blob)))
+        elif fmt in ZIP_KINDS:
+            self._guarded(None, lambda: self._zip(blob, None, 0))
+
+    def _lenient(self, stream: BinaryIO) -> None:
+        analyze_pickles(stream, self.sink, self.limits, lenient=True)
 
     def _loader_named_text(self, stream: BinaryIO) -> None:
         analyze_pickles(stream, self.sink, self.limits, lenient=True, loader_named=True)
@@ -224,11 +237,25 @@ class ContainerWalker:
                 if count > self.limits.max_archive_members:
                     raise LimitExceeded(f"tar archive with over {self.limits.max_archive_members} members")
                 handle = archive.extractfile(info)
-                if handle is not None:
+                kind = torch_tar.record_kind(info.name)
+                if handle is not None and kind is not None:
+                    name = _child(member, info.name)
+                    self._guarded(name, lambda h=handle, k=kind, n=name: self._torch_records(h, k, n))  # type: ignore[misc]
+                elif handle is not None:
                     entry = Entry(_child(member, info.name), info.size, lambda h=handle: h, reopenable=False)  # type: ignore[misc]
                     self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
         except (tarfile.TarError, EOFError) as exc:
             raise CorruptStream(f"unreadable tar archive: {exc}") from None
+
+    def _torch_records(self, handle: BinaryIO, kind: str, member: str) -> None:
+        """torch's legacy tar ``storages``/``tensors``: record pickles between raw bytes (see torch_tar)."""
+        def one_pickle(stream: BinaryIO) -> Value | None:
+            result = analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=1)
+            if result.broken or result.limit_hit:
+                raise torch_tar.RecordsEnd
+            return result.value
+
+        torch_tar.walk_records(_replay(b"", handle), kind, one_pickle, self.limits.max_archive_members)
 
     # -- helpers
     def _capped(self, members: list[ZipMember], member: str | None) -> list[ZipMember]:
