@@ -69,6 +69,8 @@ SAFE_GLOBALS: frozenset[str] = frozenset(
         "torch.storage.UntypedStorage", "torch.storage.TypedStorage", "torch.storage._TypedStorage",
         "torch.serialization._get_layout",
         "numpy.ndarray", "numpy.dtype", "numpy.core.multiarray._reconstruct",
+        # np.matrix pickles as _reconstruct(numpy.matrix, ...): an ndarray subclass, no code of its own at load
+        "numpy.matrix", "numpy.matrixlib.defmatrix.matrix",
         "numpy._core.multiarray._reconstruct", "numpy.core.multiarray.scalar",
         "numpy._core.multiarray.scalar", "numpy.core.numeric._frombuffer",
         "numpy._core.numeric._frombuffer",

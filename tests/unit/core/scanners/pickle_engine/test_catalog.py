@@ -80,3 +80,23 @@ def test_allowlist_exceptions_inside_denied_modules_are_deliberate() -> None:
              "dict", "tuple", "bool", "range", "object")
     assert inside == {f"builtins.{t}" for t in types} | {
         "joblib.numpy_pickle.NumpyArrayWrapper", "torch.serialization._get_layout"}
+
+
+def test_a_pickled_numpy_matrix_is_an_ordinary_array() -> None:
+    # np.matrix.__reduce__ is ndarray's: _reconstruct(numpy.matrix, (0,), b"b") then BUILD. sklearn
+    # and joblib dumps hold matrices; _reconstruct only accepts an allowlisted subtype, so the
+    # class itself must be on the list or every such dump is a critical unsafe argument.
+    import io
+    import pickle
+
+    import numpy as np
+
+    from app.core.findings import FindingSink, Severity
+    from app.core.limits import Limits
+    from app.core.scanners.pickle_engine.analysis import analyze_pickles
+
+    with pytest.warns(PendingDeprecationWarning):  # numpy discourages matrix; files still hold them
+        data = pickle.dumps(np.matrix([[1.0, 2.0]]), protocol=2)
+    sink = FindingSink("m.pkl", "pickle")
+    analyze_pickles(io.BytesIO(data), sink, Limits())
+    assert [f.rule for f in sink.findings if f.severity.rank >= Severity.MEDIUM.rank] == []
