@@ -13,6 +13,7 @@ from app.api.errors import ApiError
 from app.core.policy import LoadedPolicy
 from app.db import tokens
 from app.db.session import Store
+from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
 from app.services.gating import GateCache, Resolver
 from app.settings import Settings
@@ -27,6 +28,7 @@ class AppState:
     jobs: JobQueue
     policy: LoadedPolicy
     resolve: Resolver
+    version: VersionProbe  # the store's version, asked by the gate on every request for an exact commit
     gate_cache: GateCache = field(default_factory=GateCache)
 
 

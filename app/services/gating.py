@@ -107,20 +107,32 @@ class GateCache:
                 self._entries.popitem(last=False)
 
 
+StoreVersion = Callable[[], tuple[int, int]]  # store_version(), asked afresh (app.db.version.VersionProbe)
+
+
 def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
-                resolve: Resolver) -> GateResult:
+                resolve: Resolver, version_of: StoreVersion | None = None) -> GateResult:
     """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
     if not is_commit(revision):
         return gate(repo, revision, store=store, policy=policy, resolve=resolve)
-    key = (repo, revision or "", policy.sha256)
-    with store.engine.connect() as conn:
-        version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
+    key = cache_key(repo, revision or "", policy)
+    # Read first: a write racing the gate below only makes the entry stale.
+    version = version_of() if version_of is not None else _store_version(store)
     hit = cache.get(key, version)
     if hit is not None:
         return hit
     result = gate(repo, revision, store=store, policy=policy, resolve=resolve)
     cache.put(key, version, result)
     return result
+
+
+def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:
+    return (repo, sha, policy.sha256)
+
+
+def _store_version(store: Store) -> tuple[int, int]:
+    with store.engine.connect() as conn:
+        return store_version(conn)
 
 
 def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:
