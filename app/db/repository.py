@@ -235,7 +235,8 @@ def _facts(row: RepoRow) -> RepoFacts:
 
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
-VERSION_QUERY = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+VERSION_QUERY = select(select(func.max(ReportRow.id)).scalar_subquery(),
+                       select(func.max(ReviewRow.id)).scalar_subquery())
 _ID_ORDER_LOCK = 0x68667665  # "hfve": one advisory lock for every writer of reports and reviews
 
 

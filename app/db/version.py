@@ -50,7 +50,7 @@ class VersionProbe:
         if self._conn is None:
             raw = self._engine.raw_connection()  # the engine's connect hooks apply (SQLite pragmas)
             raw.detach()  # ours for good, never handed back to the pool
-            conn = raw.dbapi_connection
+            conn: Any = raw.dbapi_connection
             if self._engine.dialect.name == "sqlite":
                 conn.isolation_level = None  # autocommit: no transaction pins an old snapshot
             else:

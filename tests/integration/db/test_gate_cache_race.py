@@ -13,6 +13,7 @@ import pytest
 
 from app.db.repository import save_report
 from app.db.session import Store, upgrade
+from app.db.version import VersionProbe
 from app.services.gating import GateCache, cached_gate
 from tests.integration.api.stored import policy, report, save
 from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
@@ -37,11 +38,14 @@ def _no_hub(repo: str, revision: str) -> str:
 
 
 @pytest.mark.postgres
-def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store) -> None:
+@pytest.mark.parametrize("probe", [False, True], ids=["store_version", "VersionProbe"])
+def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store, probe: bool) -> None:
     cache = GateCache()
+    version_of = VersionProbe(pg_store.engine) if probe else None
 
     def status() -> str:
-        return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=_no_hub).status
+        return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=_no_hub,
+                           version_of=version_of).status
 
     save(pg_store, report("nvidia/model", SHA, under=DEFAULT))
     assert status() == "approved"
@@ -55,3 +59,5 @@ def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_st
     later.join(30)
     assert not later.is_alive()
     assert status() == "denied"
+    if version_of is not None:
+        version_of.close()
