@@ -47,13 +47,19 @@ async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
     header = request.headers.get("authorization")
     if header is None:
         return None
-    scheme, _, secret = header.partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
+    secret = bearer_secret(header)
+    if secret is None:
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
-    who = await run_in_threadpool(_verify, app, secret.strip())
+    who = await run_in_threadpool(_verify, app, secret)
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who
+
+
+def bearer_secret(header: str) -> str | None:
+    """The secret of an `Authorization: Bearer <secret>` header, or None when it is not one."""
+    scheme, _, secret = header.partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
 
 
 def _verify(app: AppState, secret: str) -> tokens.Principal | None:

@@ -1,12 +1,14 @@
-"""GET /gate's hot case without FastAPI: an exact commit, asked without a token, already answered.
+"""GET /gate's hot case without FastAPI: an exact commit, already answered, the store unchanged since.
 
 Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
 answered one (and cached it: app.services.gating.GateCache), this pure-ASGI layer sends that answer
 itself while the store is unchanged: the same status, headers and bytes as the route
-(``gate_response``), counted in the same metric. Everything else goes on to FastAPI untouched: a
-request with a token to check, any request under HFVET_READ_AUTH, a branch, a cache miss, a store
-that changed or does not answer, and anything the route would refuse (invalid input is never in
-the cache, since only the route fills it, after validating).
+(``gate_response``), counted in the same metric. The caller is checked as the route checks it: a
+token that is sent must be live at this very request (one statement asks the store's version and
+the token together), and HFVET_READ_AUTH needs one. Everything else goes on to FastAPI untouched:
+a token that is not live (the route says why), a missing one under HFVET_READ_AUTH, a branch, a
+cache miss, a store that changed or does not answer, and anything the route would refuse (invalid
+input is never in the cache, since only the route fills it, after validating).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api import metrics
-from app.api.deps import AppState
+from app.api.deps import AppState, bearer_secret
 from app.api.routes.gate import gate_response
 from app.core.gate import is_commit
+from app.db.tokens import digest
 from app.services.gating import GateResult, cache_key
 
 
@@ -40,19 +43,38 @@ class GateFastPath:
 async def _cached_answer(scope: Scope) -> GateResult | None:
     """The cached answer the route would give now, or None when the route has to decide."""
     state: AppState | None = getattr(scope["app"].state, "hfvet", None)  # Starlette set scope["app"]
-    if state is None or state.settings.read_auth or scope.get("root_path") or _has_authorization(scope):
-        return None  # who is calling matters (a sent token must be valid): the route checks
+    if state is None or scope.get("root_path"):
+        return None
     # Parsed as Starlette parses it for the route: the last of repeated parameters counts.
     params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
     repo, revision = params.get("repo"), params.get("revision")
     if repo is None or revision is None or not is_commit(revision):
         return None
+    header = _authorization(scope)
+    if header is None and state.settings.read_auth:
+        return None  # the route refuses it
+    secret = None if header is None else bearer_secret(header)
+    if header is not None and secret is None:
+        return None  # not a bearer token: the route refuses it
     try:
-        version = state.version() if state.version.inline else await run_in_threadpool(state.version)
+        version = await _version(state, None if secret is None else digest(secret))
     except Exception:  # noqa: BLE001 - any driver's error: the route asks again and reports it its own way
         return None
+    if version is None:
+        return None  # the token is not live: the route refuses it
     return state.gate_cache.get(cache_key(repo, revision, state.policy), version)
 
 
-def _has_authorization(scope: Scope) -> bool:
-    return any(name == b"authorization" for name, _ in scope["headers"])
+async def _version(state: AppState, token_digest: str | None) -> tuple[int, int] | None:
+    """The store's version now; None if ``token_digest`` is given and is not a live token's."""
+    probe = state.version
+    if token_digest is None:
+        return probe() if probe.inline else await run_in_threadpool(probe)
+    version, live = probe.with_token(token_digest) if probe.inline else await run_in_threadpool(
+        probe.with_token, token_digest)
+    return version if live else None
+
+
+def _authorization(scope: Scope) -> str | None:
+    """The first Authorization header, decoded as Starlette decodes it for the route."""
+    return next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None)

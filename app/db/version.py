@@ -11,9 +11,15 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, bindparam, func, select
 
+from app.db.models import TokenRow
 from app.db.repository import VERSION_QUERY
+
+# The version and, in the same statement, whether a token digest is a live (unrevoked) token.
+_LIVE_TOKEN = (select(func.count()).select_from(TokenRow)
+               .where(TokenRow.digest == bindparam("digest"), TokenRow.revoked_at.is_(None)).scalar_subquery())
+_VERSION_AND_TOKEN = VERSION_QUERY.add_columns(_LIVE_TOKEN)
 
 
 class VersionProbe:
@@ -21,7 +27,8 @@ class VersionProbe:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        self._sql = str(VERSION_QUERY.compile(dialect=engine.dialect))
+        self._version = VERSION_QUERY.compile(dialect=engine.dialect)
+        self._with_token = _VERSION_AND_TOKEN.compile(dialect=engine.dialect)
         self._conn: Any = None
         self._lock = threading.Lock()
         # SQLite answers from a local file in microseconds: the event loop may ask it directly.
@@ -29,22 +36,34 @@ class VersionProbe:
         self.inline = engine.dialect.name == "sqlite"
 
     def __call__(self) -> tuple[int, int]:
+        reports, reviews = self._ask(str(self._version), ())
+        return (reports or 0, reviews or 0)
+
+    def with_token(self, token_digest: str) -> tuple[tuple[int, int], bool]:
+        """The version, and whether ``token_digest`` (app.db.tokens.digest) is a live token's."""
+        values = {"digest": token_digest}
+        compiled = self._with_token
+        params = tuple(values[name] for name in compiled.positiontup or ()) if compiled.positional else values
+        reports, reviews, live = self._ask(str(compiled), params)
+        return (reports or 0, reviews or 0), live == 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _ask(self, sql: str, params: object) -> Any:
         with self._lock:
             try:
                 cursor = self._connection().cursor()
                 try:
-                    cursor.execute(self._sql)
-                    (reports, reviews), = cursor.fetchall()  # read to the end: no statement left open
+                    cursor.execute(sql, params) if params else cursor.execute(sql)
+                    (row,) = cursor.fetchall()  # read to the end: no statement left open
                 finally:
                     cursor.close()
             except BaseException:
                 self._drop()  # a broken connection is replaced on the next ask
                 raise
-        return (reports or 0, reviews or 0)
-
-    def close(self) -> None:
-        with self._lock:
-            self._drop()
+        return row
 
     def _connection(self) -> Any:
         if self._conn is None:

@@ -124,26 +124,58 @@ def test_repeated_parameters_count_as_the_route_reads_them(gate: Counted, store:
     assert gate.get(f"repo=nvidia%2Fmodel&revision={SHA}")[0] == 200  # percent-encoded alike
 
 
-def test_a_sent_token_is_checked_even_when_the_answer_is_cached(gate: Counted, store: Store) -> None:
+def _token(store: Store, name: str, role: str = "reader") -> dict[str, str]:
+    with store.session() as session:
+        return {"Authorization": f"Bearer {tokens.create(session, name, role, actor='test')}"}
+
+
+def _revoke(store: Store, name: str) -> None:
+    with store.session() as session:
+        assert tokens.revoke(session, name, actor="test")
+
+
+@pytest.mark.parametrize("headers", [
+    {"Authorization": "Bearer not-a-token"},
+    {"Authorization": "Basic eDp5"},
+    {"Authorization": "Bearer "},
+    {"Authorization": ""},
+])
+def test_a_sent_token_that_is_not_live_is_refused_even_when_the_answer_is_cached(
+    gate: Counted, store: Store, headers: dict[str, str]
+) -> None:
     save(store, report("nvidia/model", SHA, under=DEFAULT))
     query = f"repo=nvidia/model&revision={SHA}"
     assert gate.get(query)[0] == gate.get(query)[0] == 200
-    assert gate.get(query, {"Authorization": "Bearer not-a-token"})[0] == 401
-    assert gate.get(query, {"Authorization": "Basic eDp5"})[0] == 401
+    assert gate.get(query, headers)[0] == 401
+    assert gate.fast_answers == [200]
+
+
+def test_a_live_token_is_answered_fast_and_a_revoked_one_is_refused_at_once(gate: Counted, store: Store) -> None:
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    vetter = _token(store, "ci", "vetter")
+    slow, fast = gate.get(query, vetter), gate.get(query, vetter)
+    assert slow == fast and slow[0] == 200 and gate.fast_answers == [200]
+    _revoke(store, "ci")
+    assert gate.get(query, vetter)[0] == 401
+    assert gate.get(query)[0] == 200  # reads stay open without HFVET_READ_AUTH
 
 
 def test_read_auth_is_enforced_on_cached_answers(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     save(store, report("nvidia/model", SHA, under=DEFAULT))
-    with store.session() as session:
-        secret = tokens.create(session, "ci", "reader", actor="test")
+    reader = _token(store, "ci")
     query = f"repo=nvidia/model&revision={SHA}"
     for gate in counted_client(store, monkeypatch, read_auth=True):
-        reader = {"Authorization": f"Bearer {secret}"}
-        assert gate.get(query, reader)[0] == gate.get(query, reader)[0] == 200  # cached now
+        assert gate.get(query, reader)[0] == gate.get(query, reader)[0] == 200  # the second, fast
+        assert gate.fast_answers == [200]
         assert gate.get(query)[0] == 401
         assert gate.get(query, {"Authorization": "Bearer not-a-token"})[0] == 401
-        with store.session() as session:
-            tokens.revoke(session, "ci", actor="test")
+        # Two headers: the route reads the first, and so does the fast path.
+        first_bad = [("authorization", "Bearer not-a-token"), ("authorization", reader["Authorization"])]
+        assert gate.client.get(f"/gate?{query}", headers=first_bad).status_code == 401
+        first_good = [("authorization", reader["Authorization"]), ("authorization", "Bearer not-a-token")]
+        assert gate.client.get(f"/gate?{query}", headers=first_good).status_code == 200
+        _revoke(store, "ci")
         assert gate.get(query, reader)[0] == 401  # a revoked token, at once
 
 
