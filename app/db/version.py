@@ -22,6 +22,9 @@ _LIVE_TOKEN = (select(func.count()).select_from(TokenRow)
 _VERSION_AND_TOKEN = VERSION_QUERY.add_columns(_LIVE_TOKEN)
 
 
+SQLITE_BUSY_MS = 20
+
+
 class VersionProbe:
     """``store_version()`` without SQLAlchemy per call; thread-safe (one ask at a time)."""
 
@@ -72,6 +75,9 @@ class VersionProbe:
             conn: Any = raw.dbapi_connection
             if self._engine.dialect.name == "sqlite":
                 conn.isolation_level = None  # autocommit: no transaction pins an old snapshot
+                # Asked on the event loop: never wait there (the engine's 30 s); a busy store raises,
+                # and the caller asks the slow way instead.
+                conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_MS}")
             else:
                 conn.autocommit = True
             self._conn = conn

@@ -107,17 +107,14 @@ class GateCache:
                 self._entries.popitem(last=False)
 
 
-StoreVersion = Callable[[], tuple[int, int]]  # store_version(), asked afresh (app.db.version.VersionProbe)
-
-
 def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
-                resolve: Resolver, version_of: StoreVersion | None = None) -> GateResult:
+                resolve: Resolver) -> GateResult:
     """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
     if not is_commit(revision):
         return gate(repo, revision, store=store, policy=policy, resolve=resolve)
     key = cache_key(repo, revision or "", policy)
-    # Read first: a write racing the gate below only makes the entry stale.
-    version = version_of() if version_of is not None else _store_version(store)
+    with store.engine.connect() as conn:
+        version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
     hit = cache.get(key, version)
     if hit is not None:
         return hit
@@ -127,12 +124,8 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
 
 
 def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:
+    """GateCache's key, for cached_gate and for the fast path that reads the cache (app.api.fastgate)."""
     return (repo, sha, policy.sha256)
-
-
-def _store_version(store: Store) -> tuple[int, int]:
-    with store.engine.connect() as conn:
-        return store_version(conn)
 
 
 def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:

@@ -24,8 +24,7 @@ def get_gate(
 ) -> Any:
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
-    result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve,
-                         version_of=app.version)
+    result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
     metrics.gate_answered(result.status)
     return gate_response(result)
 

@@ -217,3 +217,14 @@ def test_other_methods_and_paths_are_left_to_fastapi(gate: Counted, store: Store
     assert gate.client.post(f"/gate?{query}").status_code == 405
     assert gate.client.head(f"/gate?{query}").status_code == 405
     assert gate.client.get(f"/gate/?{query}", follow_redirects=False).status_code == 307
+
+
+def test_a_store_the_fast_path_cannot_ask_leaves_the_answer_to_the_route(gate: Counted, store: Store) -> None:
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    assert gate.get(query)[0] == 200
+    probe = gate.client.app.state.hfvet.version  # type: ignore[attr-defined]
+    probe.close()
+    probe._engine = None  # the next ask cannot connect: as when the store is busy or gone
+    assert gate.get(query)[0] == 200
+    assert gate.fast_answers == [] and len(gate.route_calls) == 2
