@@ -1,8 +1,9 @@
 """GET /gate for an approved exact sha vs GET /healthz, from one uvicorn worker (`hfvet serve`).
 
 The load comes from a second process: wrk (`apt-get install wrk`), a fixed number of connections
-for a fixed time per round; rounds alternate gate, healthz, hello, gate, ... so drift hits all alike.
-`hello` is a bare FastAPI app under the same uvicorn (bench/hello_app.py): the ceiling of the stack.
+for a fixed time per round; rounds alternate gate, healthz, hello, raw, gate, ... so drift hits all
+alike. `hello` and `raw` (bench/hello_app.py) are a bare FastAPI app and a bare ASGI callable under
+the same uvicorn: references for what this HTTP stack does on this machine at the moment.
 Targets (issue 10): gate >= 2,000 req/s, p99 < 20 ms, and >= 60% of /healthz's rate; the last line
 printed says which were met.
 """
@@ -34,7 +35,8 @@ _RATE = re.compile(r"Requests/sec:\s+([\d.]+)")
 _P99 = re.compile(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", re.M)
 _ERRORS = re.compile(r"Non-2xx or 3xx responses: (\d+)|Socket errors: .*")
 _UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-GATE, HEALTHZ, HELLO = "GET /gate (approved sha)", "GET /healthz", "bare FastAPI hello (ceiling)"
+GATE, HEALTHZ = "GET /gate (approved sha)", "GET /healthz"
+HELLO, RAW = "bare FastAPI hello (reference)", "bare ASGI hello (ceiling)"
 TARGET_RATE, TARGET_P99_MS, TARGET_OF_HEALTHZ = 2000.0, 20.0, 0.6
 
 
@@ -65,7 +67,7 @@ def main() -> None:
         gate_url = f"{live.url}/gate?repo={REPO}&revision={live.sha}"
         with urllib.request.urlopen(gate_url, timeout=10) as response:  # noqa: S310 (loopback)
             assert response.status == 200, "the prepared revision must be approved"
-        urls = {GATE: gate_url, HEALTHZ: f"{live.url}/healthz", HELLO: f"{hello}/hello"}
+        urls = {GATE: gate_url, HEALTHZ: f"{live.url}/healthz", HELLO: f"{hello}/hello", RAW: f"{hello}/raw"}
         for url in urls.values():
             wrk(url, 2, args.connections)  # warm-up: imports, caches, connection pool
         results: dict[str, list[tuple[float, float, str]]] = {name: [] for name in urls}
@@ -132,8 +134,8 @@ def _summary(rates: dict[str, float], p99s: dict[str, float]) -> str:
               (f"p99 {p99s[GATE]:.1f} ms < {TARGET_P99_MS:g}", p99s[GATE] < TARGET_P99_MS),
               (f"{of_healthz:.0%} of /healthz >= {TARGET_OF_HEALTHZ:.0%}", of_healthz >= TARGET_OF_HEALTHZ)]
     verdicts = ", ".join(f"{text}: {'met' if ok else 'NOT MET'}" for text, ok in checks)
-    return (f"SUMMARY GET /gate: {verdicts} (ceiling: bare FastAPI hello {rates[HELLO]:,.0f} req/s; "
-            f"gate is {gate / rates[HELLO]:.0%} of it)")
+    return (f"SUMMARY GET /gate: {verdicts} (same run: bare FastAPI hello {rates[HELLO]:,.0f} req/s, "
+            f"bare ASGI {rates[RAW]:,.0f} req/s; the gate is {gate / rates[RAW]:.0%} of the bare ASGI rate)")
 
 
 def _load() -> str:
