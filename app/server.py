@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api import errors, metrics
 from app.api.deps import AppState
-from app.api.fastgate import GateFastPath
+from app.api.fastgate import HfvetAPI
 from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.core.jobs import VetJob
@@ -45,10 +45,9 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
             state.version.close()
             state.store.close()
 
-    app = FastAPI(title="hfvet", version=__version__, lifespan=lifespan,
+    app = HfvetAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
-    app.add_middleware(GateFastPath)  # inside BodyLimit: the fast path's requests are bounded alike
     app.add_middleware(BodyLimit)
     app.include_router(api_router)
     return app

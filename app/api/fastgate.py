@@ -1,22 +1,24 @@
 """GET /gate's hot case without FastAPI: an exact commit, already answered, the store unchanged since.
 
 Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
-answered one (and cached it: app.services.gating.GateCache), this pure-ASGI layer sends that answer
-itself while the store is unchanged: the same status, headers and bytes as the route
-(``gate_response``), counted in the same metric. The caller is checked as the route checks it: a
-token that is sent must be live at this very request (one statement asks the store's version and
-the token together), and HFVET_READ_AUTH needs one. Everything else goes on to FastAPI untouched:
-a token that is not live (the route says why), a missing one under HFVET_READ_AUTH, a branch, a
-cache miss, a store that changed or does not answer, and anything the route would refuse (invalid
-input is never in the cache, since only the route fills it, after validating).
+answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` sends that answer itself,
+in front of FastAPI's middleware and routing, while the store is unchanged: the same status,
+headers and bytes as the route (``gate_response``), counted in the same metric. The caller is
+checked as the route checks it: a token that is sent must be live at this very request (one
+statement asks the store's version and the token together), and HFVET_READ_AUTH needs one.
+Everything else goes on to FastAPI untouched: a request with a body (the body limit applies there),
+a token that is not live (the route says why), no token under HFVET_READ_AUTH, a branch, a cache
+miss, a store that changed or does not answer, and anything the route would refuse (invalid input
+is never in the cache, since only the route fills it, after validating).
 """
 
 from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
+from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from app.api import metrics
 from app.api.deps import AppState, bearer_secret
@@ -26,34 +28,36 @@ from app.db.tokens import digest
 from app.services.gating import GateResult, cache_key
 
 
-class GateFastPath:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+class HfvetAPI(FastAPI):
+    """FastAPI, with the gate's cached answers sent before its middleware and routing run."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate":
-            result = await _cached_answer(scope)
+            state: AppState | None = getattr(self.state, "hfvet", None)  # set by the lifespan
+            result = None if state is None else await _cached_answer(state, scope)
             if result is not None:
                 metrics.gate_answered(result.status)
                 await gate_response(result)(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+        await super().__call__(scope, receive, send)
 
 
-async def _cached_answer(scope: Scope) -> GateResult | None:
+async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
     """The cached answer the route would give now, or None when the route has to decide."""
-    state: AppState | None = getattr(scope["app"].state, "hfvet", None)  # Starlette set scope["app"]
-    if state is None or scope.get("root_path"):
+    if scope.get("root_path"):
         return None
     # Parsed as Starlette parses it for the route: the last of repeated parameters counts.
     params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
     repo, revision = params.get("repo"), params.get("revision")
     if repo is None or revision is None or not is_commit(revision):
         return None
-    header = _authorization(scope)
+    headers = _headers(scope)
+    if b"content-length" in headers or b"transfer-encoding" in headers:
+        return None  # a body: BodyLimit (app.api.limits) sees it first
+    header = headers.get(b"authorization")
     if header is None and state.settings.read_auth:
         return None  # the route refuses it
-    secret = None if header is None else bearer_secret(header)
+    secret = None if header is None else bearer_secret(header.decode("latin-1"))
     if header is not None and secret is None:
         return None  # not a bearer token: the route refuses it
     try:
@@ -75,6 +79,9 @@ async def _version(state: AppState, token_digest: str | None) -> tuple[int, int]
     return version if live else None
 
 
-def _authorization(scope: Scope) -> str | None:
-    """The first Authorization header, decoded as Starlette decodes it for the route."""
-    return next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None)
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The first value of each header, as Starlette's ``headers.get`` reads it for the route."""
+    first: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        first.setdefault(name, value)
+    return first
