@@ -3,6 +3,10 @@
 Everything else receives a ``Settings`` (or the values it holds); nothing else calls
 ``os.environ``. huggingface_hub's own variables keep their names (``HF_ENDPOINT``, ``HF_TOKEN``);
 hfvet's are prefixed ``HFVET_``.
+
+Secrets (tokens, the webhook secret, the database URL with its password) are ``SecretStr``: a
+repr, a log line or an error that shows the settings shows ``**********``. Code that must send
+one on calls ``reveal()`` at that spot and nowhere else.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
@@ -22,13 +26,13 @@ class Settings(BaseSettings):
     hf_endpoint: str | None = Field(
         None, validation_alias=AliasChoices("HF_ENDPOINT"), description="Hub URL (a mirror or the fixture hub)."
     )
-    hf_token: str | None = Field(
+    hf_token: SecretStr | None = Field(
         None, validation_alias=AliasChoices("HF_TOKEN"), description="Hub token for gated or private repos."
     )
     policies_dir: Path | None = Field(
         None, description="Where `--policy NAME` and `hfvet policy` look (default: ./policies, else the packaged copy)."
     )
-    database_url: str | None = Field(
+    database_url: SecretStr | None = Field(
         None, description="SQLAlchemy URL of the verdict store (default: a SQLite file in the user's data folder)."
     )
     data_home: Path | None = Field(
@@ -38,8 +42,8 @@ class Settings(BaseSettings):
     read_auth: bool = Field(False, description="Require a reader token for the API's GET endpoints too.")
     job_workers: int = Field(2, ge=1, le=32, description="Vets the server runs at once.")
     server: str | None = Field(None, description="URL of an hfvet server the CLI asks instead of the local store.")
-    token: str | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
-    webhook_secret: str | None = Field(None, description="Shared secret of the Hugging Face webhook.")
+    token: SecretStr | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
+    webhook_secret: SecretStr | None = Field(None, description="Shared secret of the Hugging Face webhook.")
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
@@ -48,8 +52,8 @@ class Settings(BaseSettings):
 
     def store_url(self) -> str:
         """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""
-        if self.database_url:
-            return self.database_url
+        if url := reveal(self.database_url):
+            return url
         base = self.data_home or Path.home() / ".local" / "share"
         return f"sqlite:///{base / 'hfvet' / 'hfvet.db'}"
 
@@ -65,6 +69,11 @@ class Settings(BaseSettings):
         if path.exists() or path.suffix:
             return path
         return self.policies_root() / f"{path}.yaml"
+
+
+def reveal(secret: SecretStr | None) -> str | None:
+    """A secret's text, for the one place that sends it on (a request header, a connection)."""
+    return None if secret is None else secret.get_secret_value()
 
 
 def child_environment(drop: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:

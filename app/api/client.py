@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import HfvetError
+from app.redact import mask_url
 
 TIMEOUT = 30.0
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -67,11 +68,8 @@ class Client:
 
 
 def redacted(url: str) -> str:
-    """``url`` without the credentials a user may have put in it (user:password@), for messages."""
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+    """``url`` without the credentials a user may have put in it (user:password@, ?token=), for messages."""
+    return mask_url(url)
 
 
 def _json(data: bytes, url: str, status: int = 200) -> dict[str, Any]:

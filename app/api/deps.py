@@ -50,7 +50,11 @@ async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
     secret = bearer_secret(header)
     if secret is None:
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
-    who = await run_in_threadpool(_verify, app, secret)
+    try:
+        who = await run_in_threadpool(_verify, app, secret)
+    except tokens.TokenExpired as exc:
+        raise ApiError(401, "token-expired", f"{exc}: ask an admin for a new one "
+                       "(`hfvet token create --role R --name N [--expires-in 90d]`)") from None
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who

@@ -6,6 +6,7 @@ import typer
 
 from app.cli import exit_codes
 from app.db.session import upgrade
+from app.redact import mask_url, scrub
 from app.services.store import StoreError
 from app.settings import Settings
 
@@ -23,5 +24,6 @@ def db_upgrade() -> None:
 def _upgrade(url: str) -> None:
     try:
         upgrade(url)
-    except Exception as exc:
-        raise StoreError(f"cannot migrate the store: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 (re-raised scrubbed and unchained: a driver's message may quote the password)
+        raise StoreError(f"cannot migrate the store at {mask_url(url)}: "
+                         f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from rich.console import Console
 from rich.text import Text
 
@@ -46,7 +47,7 @@ class GateView:
 
 def vetter_token(store_url: str) -> str:
     """A vetter token in the demo's own store (what `hfvet token create --role vetter` does)."""
-    store = open_store(Settings().model_copy(update={"database_url": store_url}))
+    store = open_store(Settings().model_copy(update={"database_url": SecretStr(store_url)}))
     try:
         with store.session() as session:
             return tokens.create(session, "demo", "vetter", actor="demo")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -14,8 +15,7 @@ from app.cli import exit_codes
 from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.progress import download_progress, human_bytes
 from app.core.gate import Approved
-from app.services.downloads import Landed, VerificationError, download_approved
-from app.services.gating import GateResult
+from app.services.downloads import DownloadError, Landed, VerificationError, download, parse_manifest
 from app.settings import Settings
 
 
@@ -28,10 +28,19 @@ def download_cmd(
         str | None,
         typer.Option("--revision", "-r", help="Commit sha, branch or tag (default: the newest approved commit)."),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", envvar="HFVET_SERVER",
+                     help="Take the gate's answer and manifest from this hfvet server (GET /gate) instead of the "
+                          "local store. The token comes from HFVET_TOKEN."),
+    ] = None,
+    token: Annotated[str | None, typer.Option("--token", envvar="HFVET_TOKEN", hidden=True)] = None,
 ) -> None:
-    """Download an approved revision: exactly its vetted files, each checked against the stored hashes.
+    """Download an approved revision: exactly its vetted files, each checked against the approved hashes.
 
-    The gate answers first, from the local store under the active policy: a refused gate fetches nothing.
+    The gate answers first, under the active policy: from the local store, or from --server / HFVET_SERVER.
+
+    A refused gate fetches nothing; so does a server answer that is not a clear, well-formed approval.
 
     Files are fetched at the approved commit (HF_ENDPOINT, HF_TOKEN) into a staging folder beside --local-dir.
 
@@ -43,28 +52,66 @@ def download_cmd(
 
     The gate's codes: 1 rejected or waiting for review, 4 not vetted, 5 the branch moved; 2 error.
     """
-    result = exit_codes.guard(lambda: local_gate(repo, revision))
-    if not isinstance(result.answer, Approved):
-        doc = result.to_dict()
-        explain_refusal(doc, repo, revision)
-        raise typer.Exit(exit_for(doc))
-    sha = result.answer.outcome.sha
-    landed = exit_codes.guard(lambda: _download(result, sha, local_dir))
+    approval = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
+    landed = exit_codes.guard(lambda: _download(approval, local_dir))
     sys.stdout.write(landed.sha + "\n")
     Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
         f"verified {len(landed.files)} files ({human_bytes(landed.total_bytes)}) of {landed.repo}@{landed.sha} "
         f"into {landed.local_dir}"))
 
 
-def _download(result: GateResult, sha: str, local_dir: Path) -> Landed:
+@dataclass(frozen=True)
+class Approval:
+    """What the gate approved: the commit and the manifest every fetched byte is checked against."""
+
+    repo: str
+    sha: str
+    files: list[dict[str, Any]]
+
+
+def _local(repo: str, revision: str | None) -> Approval:
+    result = local_gate(repo, revision)
+    if not isinstance(result.answer, Approved):
+        _refuse(result.to_dict(), repo, revision)
+    return Approval(result.repo, result.answer.outcome.sha, result.files)
+
+
+def _remote(server: str, token: str | None, repo: str, revision: str | None) -> Approval:
+    """The server's gate answer; an approval must carry a well-formed manifest, or nothing is fetched."""
+    from app.api.client import Client, ServerError
+
+    client = Client(server, token)
+    doc = client.gate(repo, revision)  # a 200 for another repo or commit is refused in there
+    if exit_for(doc) != exit_codes.EXIT_OK:
+        if doc.get("status") == "approved":  # says approved, yet not with approved: true and a commit
+            raise ServerError(f"the hfvet server at {client.shown} answered an approval of {repo} that is not "
+                              f"well-formed (revision {str(doc.get('revision'))[:80]!r}), so nothing was fetched")
+        _refuse(doc, repo, revision)
+    sha, files = doc["revision"], doc.get("files")
+    try:
+        if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+            raise DownloadError("its file list is not a list of files")
+        parse_manifest(files)
+    except DownloadError as exc:
+        raise ServerError(f"the hfvet server at {client.shown} approved {repo}@{sha} with a manifest that "
+                          f"cannot be verified, so nothing was fetched: {exc}") from exc
+    return Approval(repo, sha, files)
+
+
+def _refuse(doc: dict[str, Any], repo: str, revision: str | None) -> NoReturn:
+    explain_refusal(doc, repo, revision)
+    raise typer.Exit(exit_for(doc))
+
+
+def _download(approval: Approval, local_dir: Path) -> Landed:
     from app.sources.hub import HubClient  # the hub client only once the gate approved
     from app.sources.hub_download import hub_fetcher
 
-    fetch = hub_fetcher(HubClient.from_settings(Settings()), result.repo, sha)
-    total = sum(int(f.get("size") or 0) for f in result.files)
+    fetch = hub_fetcher(HubClient.from_settings(Settings()), approval.repo, approval.sha)
+    total = sum(int(f.get("size") or 0) for f in approval.files)
     try:
-        with download_progress(total, f"{result.repo}@{sha[:12]}") as on_file:
-            return download_approved(result, local_dir, fetch, on_file=on_file)
+        with download_progress(total, f"{approval.repo}@{approval.sha[:12]}") as on_file:
+            return download(approval.repo, approval.sha, approval.files, local_dir, fetch, on_file=on_file)
     except VerificationError as exc:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         err.print(Text.assemble(("refused: ", "bold red"), str(exc)))

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from app.cli import exit_codes
 from app.errors import HfvetError
-from app.settings import Settings
+from app.settings import Settings, reveal
 
 # A refusal's stable code -> exit code; anything else that is not a success is an error (2).
 _REFUSED = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "already-approved": exit_codes.EXIT_FAILED,
@@ -43,7 +43,7 @@ def review_cmd(
     settings = Settings()
     url = server or settings.server
     if url:
-        _via_server(url, settings.token, {"repo": repo, "revision": revision, "decision": decision,
+        _via_server(url, reveal(settings.token), {"repo": repo, "revision": revision, "decision": decision,
                                           "reason": reason})
     else:
         _local(settings, repo, revision, decision, reason)

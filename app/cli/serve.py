@@ -14,7 +14,9 @@ from app.settings import Settings
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless tokens exist).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind (loopback unless a live token exists).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port.")] = 8000,
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log one line per request.")
@@ -23,6 +25,8 @@ def serve(
     """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and run vets in this process.
 
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
+
+    A non-loopback --host needs a live (unrevoked, unexpired) token at startup; later, every write needs one.
     """
     import uvicorn
 
@@ -30,7 +34,8 @@ def serve(
 
     settings = Settings()
     if not is_loopback(host) and not exit_codes.guard(lambda: _has_tokens(settings)):
-        exit_codes.fail(f"refusing to listen on {host} while no API token exists: "
+        exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
+                        "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log)
 

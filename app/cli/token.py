@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
@@ -15,36 +17,72 @@ from app.settings import Settings
 
 token_app = typer.Typer(help="API tokens (stored hashed; a secret is shown once).", no_args_is_help=True)
 
+# 90 days: a leaked token stops working within a quarter, yet CI is not re-keyed every month.
+DEFAULT_EXPIRY = "90d"
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_DURATION = re.compile(r"([1-9][0-9]{0,5})([mhdw])")
+_MAX_LIFETIME = timedelta(days=3660)  # beyond ten years, say `never` openly
+
+
+def expiry(text: str, now: datetime) -> datetime | None:
+    """When a token made at ``now`` with ``--expires-in text`` expires (None for `never`).
+
+    Raises ValueError for anything else than N followed by m, h, d or w, or `never`."""
+    if text == "never":
+        return None
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise ValueError(f"--expires-in must be N followed by m, h, d or w (e.g. 90d, 12h), or never; got {text!r}")
+    lifetime = int(match[1]) * _UNITS[match[2]]
+    if lifetime > _MAX_LIFETIME:
+        raise ValueError(f"--expires-in {text} is over ten years: use --expires-in never to say so")
+    return now + lifetime
+
 
 @token_app.command("create")
 def create(
     role: Annotated[str, typer.Option("--role", help=f"One of {', '.join(tokens.ROLES)}.")],
     name: Annotated[str, typer.Option("--name", help="A unique name, recorded as the actor in the audit log.")],
+    expires_in: Annotated[
+        str,
+        typer.Option("--expires-in", help="Lifetime: N followed by m, h, d or w (30m, 12h, 90d, 8w), or `never`."),
+    ] = DEFAULT_EXPIRY,
 ) -> None:
-    """Create a token; its secret is printed once, alone on the last line of stdout."""
+    """Create a token; its secret is printed once, alone on the last line of stdout.
+
+    It expires after --expires-in (default 90d); an expired token gets 401 token-expired."""
+    try:
+        expires_at = expiry(expires_in, datetime.now(UTC))
+    except ValueError as exc:
+        exit_codes.fail(str(exc))
     store = exit_codes.guard(lambda: open_store(Settings()))
     try:
         with store.session() as session:
-            secret = tokens.create(session, name, role, actor="cli")
+            secret = tokens.create(session, name, role, actor="cli", expires_at=expires_at)
     except ValueError as exc:
         exit_codes.fail(str(exc))
     finally:
         store.close()
-    typer.echo(f"created {role} token {name!r}; store it now, it is not shown again:")
+    until = f"expires {_when(expires_at)}" if expires_at else "never expires"
+    typer.echo(f"created {role} token {name!r} ({until}); store it now, it is not shown again:")
     typer.echo(secret)
 
 
 @token_app.command("list")
 def list_cmd() -> None:
-    """Every token's name, role and state (never the secret)."""
+    """Every token's name, role, expiry and state (live, expired, revoked); never the secret."""
     store = exit_codes.guard(lambda: open_store(Settings()))
     with store.session() as session:
         rows = tokens.listing(session)
     store.close()
-    table = Table("name", "role", "created", "revoked")
+    now = datetime.now(UTC)
+    table = Table("name", "role", "created", "expires", "state")
     for row in rows:
-        table.add_row(row.name, row.role, row.created_at.isoformat(timespec="seconds"),
-                      row.revoked_at.isoformat(timespec="seconds") if row.revoked_at else "")
+        state = row.state(now)
+        if state == "revoked" and row.revoked_at is not None:
+            state = f"revoked {_when(row.revoked_at)}"
+        table.add_row(row.name, row.role, _when(row.created_at),
+                      _when(row.expires_at) if row.expires_at else "never", state)
     Console().print(table)
 
 
@@ -58,3 +96,7 @@ def revoke(name: Annotated[str, typer.Argument(help="The token's name.")]) -> No
     if not done:
         exit_codes.fail(f"no live token named {name!r}")
     typer.echo(f"revoked {name!r}")
+
+
+def _when(at: datetime) -> str:
+    return at.isoformat(timespec="seconds")

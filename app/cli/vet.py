@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import SecretStr
 
 from app.cli import exit_codes
 from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
@@ -104,7 +105,9 @@ def emit(report: Report, fmt: str, show_info: bool) -> None:
 
 def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Settings:
     """Command-line options win over the environment."""
-    changes = {k: v for k, v in (("hf_endpoint", endpoint), ("hf_token", token)) if v is not None}
+    changes: dict[str, object] = {} if endpoint is None else {"hf_endpoint": endpoint}
+    if token is not None:
+        changes["hf_token"] = SecretStr(token)
     return settings.model_copy(update=changes)
 
 

@@ -1,4 +1,5 @@
-"""API tokens: created once (the secret is returned, never stored), checked by digest, revocable."""
+"""API tokens: created once (the secret is returned, never stored), checked by digest, revocable,
+and valid until their expiry (``expires_at``; None only when the creator said "never")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import AuditRow, TokenRow
@@ -26,36 +27,60 @@ class Principal:
         return ROLES.index(self.role) >= ROLES.index(role)
 
 
+class TokenExpired(Exception):
+    """The secret belongs to a token whose expiry has passed: refused, and told apart from unknown ones."""
+
+    def __init__(self, name: str, expired_at: datetime) -> None:
+        super().__init__(f"token {name!r} expired at {expired_at.isoformat(timespec='seconds')}")
+        self.name, self.expired_at = name, expired_at
+
+
 @dataclass(frozen=True)
 class TokenInfo:
     name: str
     role: str
     created_at: datetime
     revoked_at: datetime | None
+    expires_at: datetime | None
+
+    def state(self, now: datetime) -> str:
+        """live, revoked or expired (revoked wins: it was an act, expiry is only time passing)."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if _expired(self.expires_at, now) else "live"
 
 
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def create(session: Session, name: str, role: str, actor: str) -> str:
-    """A new token's secret (shown once). Raises ValueError for an unknown role or a taken name."""
+def create(session: Session, name: str, role: str, actor: str, *, expires_at: datetime | None = None) -> str:
+    """A new token's secret (shown once), valid until ``expires_at`` (None: never).
+
+    Raises ValueError for an unknown role or a taken name."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
     if session.execute(select(TokenRow).where(TokenRow.name == name)).scalar_one_or_none() is not None:
         raise ValueError(f"a token named {name!r} exists already")
     secret = PREFIX + secrets.token_urlsafe(32)
-    session.add(TokenRow(name=name, role=role, digest=digest(secret), created_at=datetime.now(UTC)))
-    session.add(AuditRow(actor=actor, action="token-create", subject=name, detail=role))
+    session.add(TokenRow(name=name, role=role, digest=digest(secret), created_at=datetime.now(UTC),
+                         expires_at=expires_at))
+    until = expires_at.isoformat(timespec="seconds") if expires_at else "never"
+    session.add(AuditRow(actor=actor, action="token-create", subject=name, detail=f"{role}, expires {until}"))
     return secret
 
 
-def verify(session: Session, secret: str) -> Principal | None:
-    """Who holds ``secret``, if it is a live token. The digest comparison takes constant time."""
+def verify(session: Session, secret: str, now: datetime | None = None) -> Principal | None:
+    """Who holds ``secret``, if it is a live token; None if unknown or revoked; TokenExpired if expired.
+
+    The digest comparison takes constant time."""
     wanted = digest(secret)
     row = session.execute(select(TokenRow).where(TokenRow.digest == wanted)).scalar_one_or_none()
     if row is None or row.revoked_at is not None or not hmac.compare_digest(row.digest, wanted):
         return None
+    expires_at = _utc(row.expires_at)
+    if expires_at is not None and _expired(expires_at, now or datetime.now(UTC)):
+        raise TokenExpired(row.name, expires_at)
     return Principal(row.name, row.role)
 
 
@@ -70,8 +95,23 @@ def revoke(session: Session, name: str, actor: str) -> bool:
 
 def listing(session: Session) -> list[TokenInfo]:
     rows = session.execute(select(TokenRow).order_by(TokenRow.created_at)).scalars()
-    return [TokenInfo(r.name, r.role, r.created_at, r.revoked_at) for r in rows]
+    return [TokenInfo(r.name, r.role, _aware(r.created_at), _utc(r.revoked_at), _utc(r.expires_at)) for r in rows]
 
 
-def live_count(session: Session) -> int:
-    return session.execute(select(func.count()).select_from(TokenRow).where(TokenRow.revoked_at.is_(None))).scalar_one()
+def live_count(session: Session, now: datetime | None = None) -> int:
+    """Tokens neither revoked nor expired at ``now``."""
+    unexpired = or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > (now or datetime.now(UTC)))
+    query = select(func.count()).select_from(TokenRow).where(TokenRow.revoked_at.is_(None), unexpired)
+    return session.execute(query).scalar_one()
+
+
+def _expired(expires_at: datetime | None, now: datetime) -> bool:
+    return expires_at is not None and _aware(expires_at) <= now
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else _aware(value)
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)  # SQLite drops the zone

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.core.jobs import VetJob
 from app.core.report import Report
 from app.db import jobs as rows
 from app.db.repository import save_report
 from app.db.session import Store
+from app.errors import HfvetError
 
 VetFn = Callable[[VetJob], Report]  # vets job.repo at exactly job.sha under the job's policy
 MAX_ATTEMPTS = 3
+
+
+class QueueError(HfvetError):
+    """Vet requests could not be recorded; none of them was (the API answers 503)."""
 
 
 class InProcessQueue:
@@ -45,11 +52,22 @@ class InProcessQueue:
             self._pool = None
 
     def submit(self, repo: str, revision: str, sha: str, *, requested_by: str) -> VetJob:
-        with self._submit_lock, self._store.session() as session:
-            job, created = rows.create_or_join(session, repo, revision, sha, self._policy, requested_by)
-        if created and self._pool is not None:
-            self._pool.submit(self._run, job.id)
-        return job
+        return self.submit_all([(repo, revision, sha)], requested_by=requested_by)[0]
+
+    def submit_all(self, wanted: Sequence[tuple[str, str, str]], *, requested_by: str) -> list[VetJob]:
+        """One transaction for every (repo, revision, sha): all are recorded, or none (QueueError)."""
+        try:
+            with self._submit_lock, self._store.session() as session:
+                made = [rows.create_or_join(session, repo, revision, sha, self._policy, requested_by)
+                        for repo, revision, sha in wanted]
+        except SQLAlchemyError as exc:
+            raise QueueError(f"the store refused the vet requests ({type(exc).__name__}); "
+                             "nothing was queued, send them again") from exc
+        if self._pool is not None:  # only once committed: a rolled-back job never runs
+            for job, created in made:
+                if created:
+                    self._pool.submit(self._run, job.id)
+        return [job for job, _ in made]
 
     def get(self, job_id: str) -> VetJob | None:
         with self._store.session() as session:

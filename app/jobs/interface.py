@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from app.core.jobs import VetJob
@@ -10,6 +11,10 @@ from app.core.jobs import VetJob
 class JobQueue(Protocol):
     def submit(self, repo: str, revision: str, sha: str, *, requested_by: str) -> VetJob:
         """Queue a vet of ``repo`` at ``sha``; a request for work already queued or running joins it."""
+        ...
+
+    def submit_all(self, wanted: Sequence[tuple[str, str, str]], *, requested_by: str) -> list[VetJob]:
+        """Queue a vet of each (repo, revision, sha) in one transaction: all are recorded, or none."""
         ...
 
     def get(self, job_id: str) -> VetJob | None: ...

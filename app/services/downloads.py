@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ FileDoneFn = Callable[[str, int], None]  # (repo path, bytes) once a file is fet
 # huggingface_hub keeps its local_dir bookkeeping here: expected in staging, never moved into place.
 CLIENT_BOOKKEEPING = PurePosixPath(".cache/huggingface")
 _CHUNK = 1 << 20
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 class DownloadError(HfvetError):
@@ -77,6 +79,8 @@ def download(
     on_file: FileDoneFn | None = None,
 ) -> Landed:
     """Fetch every manifest file into staging beside ``local_dir``, verify all, then move them in."""
+    if not _COMMIT.fullmatch(sha):
+        raise DownloadError(f"{sha[:80]!r} is not a 40-hex commit: only an exact commit is downloaded")
     entries = parse_manifest(manifest)
     local_dir = local_dir.absolute()
     check_destination(local_dir, entries)
@@ -104,16 +108,35 @@ def parse_manifest(manifest: list[dict[str, Any]]) -> list[ManifestEntry]:
     entries: list[ManifestEntry] = []
     seen: set[str] = set()
     for raw in manifest:
-        path = str(raw.get("path") or "")
+        path = raw.get("path") if isinstance(raw, dict) else None
+        path = path if isinstance(path, str) else ""
         _check_path(path)
         if path in seen:
             raise VerificationError(path, "listed twice in the manifest")
         seen.add(path)
-        sha256, blob_id = raw.get("sha256"), raw.get("blob_id")
-        if not sha256 and not blob_id:
-            raise VerificationError(path, "the manifest records no hash for it, so it cannot be verified")
-        entries.append(ManifestEntry(path, int(raw.get("size") or 0), sha256, blob_id))
+        entries.append(ManifestEntry(path, _size(path, raw.get("size")), *_hashes(path, raw)))
     return entries
+
+
+def _size(path: str, size: object) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise VerificationError(path, f"the manifest's size {str(size)[:40]!r} is not a byte count")
+    return size
+
+
+def _hashes(path: str, raw: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(sha256, blob id), each well-formed hex or None; at least one, or the file cannot be verified."""
+    sha256, blob_id = raw.get("sha256") or None, raw.get("blob_id") or None
+    if sha256 is None and blob_id is None:
+        raise VerificationError(path, "the manifest records no hash for it, so it cannot be verified")
+    for kind, value, length in (("sha256", sha256, 64), ("git blob id", blob_id, 40)):
+        if value is not None and not (isinstance(value, str) and _is_hex(value, length)):
+            raise VerificationError(path, f"the manifest's {kind} {str(value)[:80]!r} is not {length} hex digits")
+    return sha256, blob_id
+
+
+def _is_hex(value: str, length: int) -> bool:
+    return len(value) == length and all(c in "0123456789abcdef" for c in value.lower())
 
 
 def _check_path(path: str) -> None:

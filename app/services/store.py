@@ -7,6 +7,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.db.session import Store, upgrade
 from app.errors import HfvetError
+from app.redact import mask_url, scrub
 from app.settings import Settings
 
 
@@ -21,16 +22,8 @@ def open_store(settings: Settings) -> Store:
             upgrade(url)  # the embedded default keeps itself current
         store = Store(url)
         if not inspect(store.engine).has_table("reports"):
-            raise StoreError(f"the store at {_safe(url)} has no schema: run `hfvet db upgrade`")
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot open the store at {_safe(url)}: {type(exc).__name__}: {exc}") from exc
+            raise StoreError(f"the store at {mask_url(url)} has no schema: run `hfvet db upgrade`")
+    except SQLAlchemyError as exc:  # a driver's message may quote the URL or the password: scrubbed
+        raise StoreError(f"cannot open the store at {mask_url(url)}: "
+                         f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
     return store
-
-
-def _safe(url: str) -> str:
-    """The URL without a password, for messages."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest and ":" in rest.split("@", 1)[0]:
-        user = rest.split("@", 1)[0].split(":", 1)[0]
-        rest = f"{user}:***@{rest.split('@', 1)[1]}"
-    return scheme + sep + rest

@@ -20,7 +20,7 @@ from huggingface_hub.utils import (  # type: ignore[attr-defined]  # public, but
 
 from app.core.manifest import Manifest
 from app.core.ports import SourceError
-from app.settings import Settings
+from app.settings import Settings, reveal
 from app.sources import hub_api
 from app.sources.hub_errors import (
     HubAccessDenied,
@@ -88,7 +88,7 @@ class HubClient:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HubClient:
-        return cls.create(settings.hf_endpoint, settings.hf_token)
+        return cls.create(settings.hf_endpoint, reveal(settings.hf_token))
 
     def until(self, deadline: Deadline) -> HubClient:
         """The same client, with every call also ending by ``deadline``."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.settings import Settings, child_environment, reveal
 
 
 def test_environment_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -16,7 +16,7 @@ def test_environment_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv("HFVET_POLICIES_DIR", str(tmp_path))
     monkeypatch.setenv("HFVET_HUB_WORKERS", "3")
     s = Settings()
-    assert (s.hf_endpoint, s.hf_token, s.policies_root(), s.hub_workers) == (
+    assert (s.hf_endpoint, reveal(s.hf_token), s.policies_root(), s.hub_workers) == (
         "http://127.0.0.1:1234", "hf_x", tmp_path, 3)
 
 
@@ -43,3 +43,46 @@ def test_policy_names_resolve_under_the_policies_dir(tmp_path: Path) -> None:
 def test_without_a_policies_dir_the_checkout_copy_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HFVET_POLICIES_DIR", raising=False)
     assert (Settings().policies_root() / "default.yaml").is_file()
+
+
+SECRETS = {"HF_TOKEN": "hf_sEcReT-hub-token", "HFVET_TOKEN": "hfv_sEcReT-api-token",
+           "HFVET_WEBHOOK_SECRET": "sEcReT-webhook",
+           "HFVET_DATABASE_URL": "postgresql+psycopg://hfvet:sEcReT-db-pass@db.internal/hfvet"}
+
+
+@pytest.fixture
+def secrets_set(monkeypatch: pytest.MonkeyPatch) -> Settings:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    return Settings()
+
+
+def test_secrets_never_show_in_a_repr_a_str_or_a_dump(secrets_set: Settings) -> None:
+    shown = [repr(secrets_set), str(secrets_set), secrets_set.model_dump_json(), repr(secrets_set.model_dump()),
+             f"{secrets_set}", repr(secrets_set.model_copy(update={"job_workers": 3}))]
+    for text in shown:
+        assert "sEcReT" not in text, text
+    assert "**********" in repr(secrets_set)
+
+
+def test_the_secrets_are_still_there_for_the_code_that_sends_them(secrets_set: Settings) -> None:
+    assert reveal(secrets_set.hf_token) == SECRETS["HF_TOKEN"]
+    assert reveal(secrets_set.token) == SECRETS["HFVET_TOKEN"]
+    assert reveal(secrets_set.webhook_secret) == SECRETS["HFVET_WEBHOOK_SECRET"]
+    assert secrets_set.store_url() == SECRETS["HFVET_DATABASE_URL"]
+    assert reveal(None) is None
+
+
+def test_a_settings_error_shows_no_secret(monkeypatch: pytest.MonkeyPatch, secrets_set: Settings) -> None:
+    monkeypatch.setenv("HFVET_JOB_WORKERS", "zero")
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+    assert "job_workers" in str(caught.value) and "sEcReT" not in str(caught.value)
+
+
+def test_a_child_process_still_gets_the_secrets(secrets_set: Settings) -> None:
+    env = child_environment(drop=("HF_TOKEN",), HFVET_POLICY="strict")
+    assert {k: env[k] for k in ("HFVET_TOKEN", "HFVET_WEBHOOK_SECRET", "HFVET_DATABASE_URL")} == {
+        k: SECRETS[k] for k in ("HFVET_TOKEN", "HFVET_WEBHOOK_SECRET", "HFVET_DATABASE_URL")}
+    assert "HF_TOKEN" not in env and env["HFVET_POLICY"] == "strict"
+    assert child_environment()["HF_TOKEN"] == SECRETS["HF_TOKEN"]

@@ -18,6 +18,7 @@ from app.api import webhook_payload
 from app.api.deps import StateDep
 from app.api.errors import ApiError
 from app.api.schemas import JobOut
+from app.settings import reveal
 
 router = APIRouter(tags=["webhooks"])
 MAX_BODY = 256 * 1024  # Hub payloads are a few KiB; anything this large is not one
@@ -39,10 +40,10 @@ async def huggingface_webhook(
 ) -> WebhookOut:
     """Queue a vet of every branch or tag head the payload's `updatedRefs` moved (202); 200 when the
     event asks for nothing (a deleted ref, a dataset or Space, no refs)."""
-    _check_secret(app.settings.webhook_secret, x_webhook_secret)
+    _check_secret(reveal(app.settings.webhook_secret), x_webhook_secret)
     plan = webhook_payload.plan(webhook_payload.parse(await _bounded_body(request)))
-    jobs = await run_in_threadpool(
-        lambda: [app.jobs.submit(t.repo, t.revision, t.sha, requested_by=REQUESTED_BY) for t in plan.targets])
+    wanted = [(t.repo, t.revision, t.sha) for t in plan.targets]  # one transaction: all queued, or none (503)
+    jobs = await run_in_threadpool(lambda: app.jobs.submit_all(wanted, requested_by=REQUESTED_BY)) if wanted else []
     if not jobs:
         response.status_code = 200
     return WebhookOut(queued=[JobOut.of(job) for job in jobs], ignored=plan.ignored)

@@ -157,7 +157,12 @@ def looks_like_pickle(head: bytes, max_ops: int = 64, complete: bool = False) ->
         return len(head) > 1 and head[1] <= 5
     ops, imports, stop_at = _sniff_ops(head, max_ops)
     if not _is_text(head):
-        return bool(imports) or stop_at is not None or (len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops))
+        if imports or stop_at is not None:
+            return True
+        # Binary data whose bytes happen to be opcodes (a msgpack map: EXT1, then BUILD on one
+        # item) must also find the stack items its opcodes need, as the unpickler checks.
+        structured = len(ops) >= 3 and any(n in _STRUCTURE_OPS for n in ops)
+        return structured and sniff_text(head, complete).consistent
     if not (imports or (stop_at == len(head) - 1 and len(ops) >= 3)):
         return False
     text = sniff_text(head, complete)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
+from app.db import tokens
+from app.db.session import Store
 from tests.integration.api.conftest import Live
 from tests.integration.api.live import create_token, revoke_token, row_counts
 
@@ -74,6 +78,36 @@ def test_a_token_revoked_while_the_server_runs_is_refused_at_once(sqlite_live: L
     revoke_token(sqlite_live.store_url, "short-lived")
     before = row_counts(sqlite_live.store_url)
     error_of(httpx.post(f"{sqlite_live.url}/vet", params={"repo": NVIDIA}, headers=headers), 401, "bad-token")
+    assert row_counts(sqlite_live.store_url) == before
+
+
+def stored_token(store_url: str, name: str, expires_at: datetime) -> dict[str, str]:
+    store = Store(store_url)
+    try:
+        with store.session() as session:
+            secret = tokens.create(session, name, "admin", actor="test", expires_at=expires_at)
+    finally:
+        store.close()
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def test_an_expired_token_is_refused_with_its_own_code(sqlite_live: Live) -> None:
+    headers = stored_token(sqlite_live.store_url, "expired-admin", datetime.now(UTC) - timedelta(seconds=1))
+    before = row_counts(sqlite_live.store_url)
+    answer = httpx.post(f"{sqlite_live.url}/vet", params={"repo": NVIDIA}, headers=headers, timeout=30)
+    message = error_of(answer, 401, "token-expired")
+    assert "expired-admin" in message and "expired at" in message
+    assert row_counts(sqlite_live.store_url) == before
+
+
+def test_a_token_expiring_while_the_server_runs_is_refused_from_then_on(sqlite_live: Live) -> None:
+    expires_at = datetime.now(UTC) + timedelta(seconds=2)
+    headers = stored_token(sqlite_live.store_url, "brief", expires_at)
+    probe = httpx.post(f"{sqlite_live.url}/vet", params={"repo": "nobody/nothing"}, headers=headers)
+    assert probe.status_code == 404, probe.text  # authenticated: got as far as the hub
+    time.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.2)
+    before = row_counts(sqlite_live.store_url)
+    error_of(httpx.post(f"{sqlite_live.url}/vet", params={"repo": NVIDIA}, headers=headers), 401, "token-expired")
     assert row_counts(sqlite_live.store_url) == before
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.db import tokens
+from app.db.session import Store, upgrade
 from tests.integration.api.conftest import Hub, Live
 from tests.integration.api.live import ROOT, free_port, server_env
 
@@ -47,7 +50,22 @@ def test_metrics_count_vets_by_outcome_their_duration_and_gate_answers(sqlite_li
 
 
 def test_serve_refuses_a_public_address_while_no_token_exists(hub: Hub, tmp_path: Path) -> None:
-    env = server_env(hub.url, f"sqlite:///{tmp_path / 'store.db'}", tmp_path)
+    assert_refuses_public(server_env(hub.url, f"sqlite:///{tmp_path / 'store.db'}", tmp_path))
+
+
+def test_serve_refuses_a_public_address_while_only_expired_or_revoked_tokens_exist(hub: Hub, tmp_path: Path) -> None:
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(store_url)
+    store = Store(store_url)
+    with store.session() as session:
+        tokens.create(session, "lapsed", "admin", actor="test", expires_at=datetime.now(UTC) - timedelta(minutes=1))
+        tokens.create(session, "gone", "admin", actor="test")
+        tokens.revoke(session, "gone", actor="test")
+    store.close()
+    assert_refuses_public(server_env(hub.url, store_url, tmp_path))
+
+
+def assert_refuses_public(env: dict[str, str]) -> None:
     port = free_port()
     try:
         done = subprocess.run([sys.executable, "-m", "app", "serve", "--host", "0.0.0.0", "--port", str(port)],  # noqa: S104

@@ -167,3 +167,29 @@ def test_one_bad_ref_among_good_ones_queues_nothing(client: TestClient) -> None:
     response = post(client, payload(ref("refs/heads/main"), ref("refs/heads/dev", new="not-a-sha")))
     assert response.status_code == 422 and error(response) == "invalid-sha"
     assert vets(client) == []
+
+
+def test_a_store_fault_on_the_second_ref_queues_not_even_the_first(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from app.jobs import inprocess
+
+    real = inprocess.rows.create_or_join
+    calls: list[str] = []
+
+    def second_fails(session: Any, repo: str, revision: str, *args: Any) -> Any:
+        calls.append(revision)
+        if len(calls) == 2:
+            raise OperationalError("INSERT INTO vets", {}, Exception("disk I/O error"))
+        return real(session, repo, revision, *args)
+
+    monkeypatch.setattr(inprocess.rows, "create_or_join", second_fails)
+    response = post(client, payload(ref("refs/heads/main", NEW), ref("refs/tags/v1.0", "3" * 40)))
+    assert (response.status_code, error(response)) == (503, "unavailable")
+    assert "nothing was queued" in response.json()["error"]["message"]
+    assert calls == ["main", "v1.0"]
+    assert vets(client) == []
+    with client.app.state.hfvet.store.session() as session:  # type: ignore[attr-defined]
+        assert session.execute(select(AuditRow)).scalars().all() == []

@@ -244,3 +244,31 @@ def test_an_os_error_into_a_fresh_folder_leaves_no_folder(
     with pytest.raises(DownloadError, match="Permission denied"):
         download("org/tiny", SHA, manifest_of(origin), target, copier(origin))
     assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [({"sha256": "z" * 64}, "sha256 'zzz"), ({"sha256": "a" * 63}, "not 64 hex digits"),
+     ({"sha256": 7}, "sha256 '7'"), ({"blob_id": "a" * 41}, "not 40 hex digits"),
+     ({"blob_id": ["a" * 40]}, "git blob id"), ({"size": -1}, "not a byte count"), ({"size": "12"}, "byte count"),
+     ({"size": 1.5}, "byte count"), ({"size": True}, "byte count"), ({"size": None}, "byte count"),
+     ({"path": 7}, "not a safe relative path")],
+)
+def test_a_malformed_manifest_entry_is_refused_before_any_fetch(
+    origin: Path, dest: Path, change: dict[str, Any], says: str
+) -> None:
+    """A manifest from a server is not trusted to be well-formed: what cannot be checked exactly is refused."""
+    manifest = manifest_of(origin)
+    manifest[1] = manifest[1] | change  # the LFS file: its sha256 decides
+    calls: list[str] = []
+    with pytest.raises(VerificationError, match=says):
+        download("acme/tiny", SHA, manifest, dest, copier(origin, calls))
+    assert calls == [] and sorted(os.listdir(dest)) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("sha", ["main", "c" * 39, "C" * 40 + "0", "g" * 40, ""])
+def test_only_an_exact_commit_is_downloaded(origin: Path, dest: Path, sha: str) -> None:
+    calls: list[str] = []
+    with pytest.raises(DownloadError, match="40-hex commit"):
+        download("acme/tiny", sha, manifest_of(origin), dest, copier(origin, calls))
+    assert calls == []

@@ -203,7 +203,11 @@ class _Analyzer:
 
     def on_unresolved(self, detail: str, op: Op) -> None:
         if self._trial is not None:
-            self._trial_counts = self._trial_acted = True
+            self._trial_counts = True
+            # An extension code resolves through copyreg's registry, empty unless the loading
+            # program filled it: in bytes that are not a pickle (a msgpack map of 2 starts with
+            # EXT1) it is an import that fails, like text's own words. Computed names act.
+            self._trial_acted = self._trial_acted or not op.name.startswith("EXT")
         self._add(RULE_UNRESOLVED, Severity.CRITICAL,
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 

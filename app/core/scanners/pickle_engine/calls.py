@@ -46,8 +46,9 @@ COMMAND_OR_CODE = re.compile(
     r"|\bos\.(system|popen)|\bsubprocess\.|\beval\(|\bexec\(|base64\s+-d",
     re.IGNORECASE,
 )
-# URLs and sensitive system paths: suspicious as call arguments, not in object state, where
-# a trainer's output_dir of /root/... or a config's hub URL is ordinary data.
+# URLs and sensitive system paths: suspicious as call arguments, not in object state (BUILD
+# state, items added to an object), where a trainer's output_dir of /root/... or a config's
+# hub URL is ordinary data.
 URL_OR_SYSTEM_PATH = re.compile(
     r"(https?|ftp)://|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
     r"|~/|/\.ssh\b|\.bashrc\b|\.profile\b|authorized_keys|[A-Za-z]:\\\\(windows|users)\\\\",
@@ -178,7 +179,9 @@ def judge_mutation(target: Value, values: Value, where: str) -> list[CallFinding
     found = [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
                          f"{where} adds items to an instance of {name}, which is not on the allowlist: the "
                          "load runs its item methods", name)]
-    text = suspicious_text(values)
+    # Items are the object's state, as BUILD's are: a path or URL among them is data (a
+    # Lightning AttributeDict's data_dir="/root/data"); a command or code string is not.
+    text = suspicious_text(values, paths=False)
     if text is not None:
         found.append(_suspicious(f"{name} item", text, where))
     return found

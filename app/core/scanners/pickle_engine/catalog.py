@@ -13,6 +13,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from app.core.scanners.pickle_engine import denylist
+
 
 def _words(text: str) -> list[str]:
     return text.split()
@@ -156,16 +158,9 @@ DANGEROUS_MODULES: frozenset[str] = frozenset(
     transformers.dynamic_module_utils transformers.pipelines diffusers.utils.dynamic_modules_utils
     """)
 )
-DANGEROUS_GLOBALS: frozenset[str] = frozenset(
-    _words("""
-    torch.load torch.save torch.compile torch.storage._load_from_bytes torch.from_file
-    numpy.load numpy.save numpy.savez numpy.savez_compressed numpy.savetxt numpy.loadtxt
-    numpy.genfromtxt numpy.fromfile numpy.memmap numpy.fromregex numpy.DataSource
-    uuid._get_command_stdout uuid._popen logging.config.listen logging.config.fileConfig
-    logging.config.dictConfig logging.FileHandler functools.reduce itertools.starmap
-    pandas.read_pickle pandas.io.pickle.read_pickle
-    """)
-)
+# Single dangerous callables (``subprocess.Popen``, ``pydoc.pipepager``, ``numpy.load``...) are
+# not listed here: they are derived from library source into data/dangerous_callables.json
+# (pickle_engine/denylist.py, scripts/derive_denylist.py), hand-picked ones beside them with a reason.
 DANGEROUS_MODULE_PREFIXES: tuple[str, ...] = ("logging.config", "logging.handlers")
 # Lower-case function names that run commands, load serialized objects or fetch data
 # (mlflow ``_run_entry_point``, pandas ``read_csv``, ``load_model``...).
@@ -230,11 +225,15 @@ def _classify_one(module: str, name: str) -> Classification:
         return Classification(Verdict.DANGEROUS, "dunder attribute access (introspection gadget)")
     if full in SAFE_GLOBALS or any(p.fullmatch(full) for p in _SAFE_PATTERNS):
         return Classification(Verdict.SAFE, "allowlisted")
-    if full in DANGEROUS_GLOBALS:
-        return Classification(Verdict.DANGEROUS, "known dangerous callable")
+    derived = denylist.lookup(full)
+    if derived:
+        return Classification(Verdict.DANGEROUS, derived.describe(full))
     denied = _denied_module(module)
     if denied:
         return Classification(Verdict.DANGEROUS, f"module {denied!r} can run code or touch the system")
+    imported = denylist.module_import(module)
+    if imported:
+        return Classification(Verdict.DANGEROUS, imported[1].describe(imported[0]))
     reason = _dangerous_attribute_path(module, name)
     if module == SCRIPT_MODULE and _denied_module(name):
         reason = f"{name!r} in the loading script reaches module {_denied_module(name)!r}"
@@ -263,6 +262,11 @@ def _dangerous_attribute_path(module: str, name: str) -> str | None:
     parts = name.split(".")
     if any(p in DANGEROUS_NAMES for p in parts):
         return f"name {name!r} is an execution, import or download primitive"
+    for i in range(len(parts) - 1):  # x + "platform.architecture": a derived callable hops away
+        hops = ".".join(parts[i:])
+        derived = denylist.lookup(hops)
+        if derived:
+            return f"attribute path {name!r} reaches {hops}: {derived.describe(hops)}"
     for i in range(0 if len(parts) > 1 else 1, len(parts)):  # a lone "code" attribute is not module code
         reached = _denied_module(".".join(parts[i:]))
         if reached:

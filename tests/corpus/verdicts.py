@@ -1,0 +1,38 @@
+"""Vet a case's folder once and let the policy decide its findings for each tier of publisher."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from app.core.findings import Finding
+from app.core.manifest import Manifest
+from app.core.pipeline import vet
+from app.core.policy import LoadedPolicy, load_policy
+from app.core.policy.engine import evaluate
+from app.core.policy.facts import facts_from
+from app.core.report import FileReport
+from app.core.scanners import all_scanners
+from app.core.verdict import Decision
+from app.settings import Settings
+from app.sources.local import LocalSource
+
+# The same bytes published by a vendor-official org and by anyone else (not a lookalike).
+ORGS = {"vendor-official": "nvidia", "third-party": "some-user"}
+
+
+def default_policy() -> LoadedPolicy:
+    return load_policy(Settings().resolve_policy(Path("default")))
+
+
+def decisions_by_tier(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]:
+    decisions: dict[str, Decision] = {}
+
+    def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
+        for tier, org in ORGS.items():
+            named = replace(manifest, identity=replace(manifest.identity, repo_id=f"{org}/{folder.name}"))
+            decisions[tier] = evaluate(policy, facts_from(named, findings, files))
+        return decisions["vendor-official"]
+
+    vet(LocalSource(folder), all_scanners(), decide=decide, workers=2)
+    return decisions
