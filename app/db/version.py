@@ -9,20 +9,29 @@ process or connection (SQLite in WAL mode: a reader never waits for a writer).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, bindparam, func, select
+from sqlalchemy import DateTime, Engine, bindparam, func, or_, select
 
 from app.db.models import TokenRow
 from app.db.repository import VERSION_QUERY
 
-# The version and, in the same statement, whether a token digest is a live (unrevoked) token.
+# The version and, in the same statement, whether a token digest is a live token's: neither
+# revoked nor expired (app.db.tokens.verify: expired once expires_at <= now).
 _LIVE_TOKEN = (select(func.count()).select_from(TokenRow)
-               .where(TokenRow.digest == bindparam("digest"), TokenRow.revoked_at.is_(None)).scalar_subquery())
+               .where(TokenRow.digest == bindparam("digest"), TokenRow.revoked_at.is_(None),
+                      or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > bindparam("now", type_=DateTime())))
+               .scalar_subquery())
 _VERSION_AND_TOKEN = VERSION_QUERY.add_columns(_LIVE_TOKEN)
 
 
 SQLITE_BUSY_MS = 20
+
+
+def _unchanged(value: datetime) -> datetime:
+    return value
 
 
 class VersionProbe:
@@ -32,6 +41,9 @@ class VersionProbe:
         self._engine = engine
         self._version = VERSION_QUERY.compile(dialect=engine.dialect)
         self._with_token = _VERSION_AND_TOKEN.compile(dialect=engine.dialect)
+        # A time as the column stores it (SQLite: SQLAlchemy's own text form, which compares in order).
+        stored = TokenRow.__table__.c.expires_at.type.dialect_impl(engine.dialect)
+        self._as_stored: Callable[[datetime], Any] = stored.bind_processor(engine.dialect) or _unchanged
         self._conn: Any = None
         self._lock = threading.Lock()
         # SQLite answers from a local file in microseconds: the event loop may ask it directly.
@@ -42,9 +54,9 @@ class VersionProbe:
         reports, reviews = self._ask(str(self._version), ())
         return (reports or 0, reviews or 0)
 
-    def with_token(self, token_digest: str) -> tuple[tuple[int, int], bool]:
-        """The version, and whether ``token_digest`` (app.db.tokens.digest) is a live token's."""
-        values = {"digest": token_digest}
+    def with_token(self, token_digest: str, now: datetime | None = None) -> tuple[tuple[int, int], bool]:
+        """The version, and whether ``token_digest`` (app.db.tokens.digest) is a live token's at ``now``."""
+        values = {"digest": token_digest, "now": self._as_stored(now or datetime.now(UTC))}
         compiled = self._with_token
         params = tuple(values[name] for name in compiled.positiontup or ()) if compiled.positional else values
         reports, reviews, live = self._ask(str(compiled), params)

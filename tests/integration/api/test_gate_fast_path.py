@@ -7,8 +7,10 @@ it knows which of the two answered.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
@@ -124,9 +126,9 @@ def test_repeated_parameters_count_as_the_route_reads_them(gate: Counted, store:
     assert gate.get(f"repo=nvidia%2Fmodel&revision={SHA}")[0] == 200  # percent-encoded alike
 
 
-def _token(store: Store, name: str, role: str = "reader") -> dict[str, str]:
+def _token(store: Store, name: str, role: str = "reader", expires_at: datetime | None = None) -> dict[str, str]:
     with store.session() as session:
-        return {"Authorization": f"Bearer {tokens.create(session, name, role, actor='test')}"}
+        return {"Authorization": f"Bearer {tokens.create(session, name, role, 'test', expires_at=expires_at)}"}
 
 
 def _revoke(store: Store, name: str) -> None:
@@ -159,6 +161,20 @@ def test_a_live_token_is_answered_fast_and_a_revoked_one_is_refused_at_once(gate
     _revoke(store, "ci")
     assert gate.get(query, vetter)[0] == 401
     assert gate.get(query)[0] == 200  # reads stay open without HFVET_READ_AUTH
+
+
+def test_an_expired_token_is_refused_even_when_the_answer_is_cached(gate: Counted, store: Store) -> None:
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    soon = _token(store, "soon", expires_at=datetime.now(UTC) + timedelta(seconds=2))
+    expired = _token(store, "old", expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    assert gate.get(query, soon)[0] == gate.get(query, soon)[0] == 200
+    assert gate.fast_answers == [200]  # a token with an expiry still ahead is answered fast
+    refused = gate.client.get(f"/gate?{query}", headers=expired)
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "token-expired"
+    time.sleep(2.1)
+    assert gate.get(query, soon)[0] == 401  # expired meanwhile: refused at once
+    assert gate.fast_answers == [200]
 
 
 def test_read_auth_is_enforced_on_cached_answers(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

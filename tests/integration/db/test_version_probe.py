@@ -7,10 +7,12 @@ open pins an old snapshot), agree with store_version(), and come back after its 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import text
 
+from app.db import tokens
 from app.db.models import ReviewRow
 from app.db.repository import store_version
 from app.db.session import Store, upgrade
@@ -73,5 +75,25 @@ def test_the_probe_leaves_no_transaction_open_on_postgresql(store: Store) -> Non
             idle = conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                                      "AND state = 'idle in transaction'")).scalar_one()
         assert idle == 0
+    finally:
+        probe.close()
+
+
+def test_a_token_is_live_until_its_expiry_as_verify_says(store: Store) -> None:
+    expiry = datetime(2026, 6, 1, 12, 0, 0, 500000, tzinfo=UTC)
+    with store.session() as session:
+        expiring = tokens.digest(tokens.create(session, "ci", "reader", "test", expires_at=expiry))
+        forever = tokens.digest(tokens.create(session, "forever", "reader", "test"))
+        revoked = tokens.digest(tokens.create(session, "gone", "reader", "test"))
+        tokens.revoke(session, "gone", "test")
+    probe = VersionProbe(store.engine)
+    try:
+        second = timedelta(seconds=1)
+        assert [probe.with_token(expiring, now)[1] for now in (expiry - second, expiry, expiry + second)] == [
+            True, False, False]
+        assert probe.with_token(forever, expiry + 1000 * second)[1] is True
+        assert probe.with_token(revoked, expiry - second)[1] is False
+        assert probe.with_token(tokens.digest("hfv_unknown"))[1] is False
+        assert probe.with_token(forever)[0] == probe()
     finally:
         probe.close()
