@@ -11,10 +11,12 @@ from fastapi import FastAPI
 from app import __version__
 from app.api import errors, metrics
 from app.api.deps import AppState
+from app.api.fastgate import HfvetAPI
 from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.core.jobs import VetJob
 from app.core.report import Report
+from app.db.version import VersionProbe
 from app.jobs.inprocess import InProcessQueue
 from app.jobs.poller import Poller
 from app.services.gating import Resolver, active_policy
@@ -40,9 +42,10 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
         finally:
             poller.stop()  # before the queue and the store it uses go away
             state.jobs.stop()
+            state.version.close()
             state.store.close()
 
-    app = FastAPI(title="hfvet", version=__version__, lifespan=lifespan,
+    app = HfvetAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
     app.add_middleware(BodyLimit)
@@ -58,7 +61,7 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
         return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
 
     jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
-    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings))
+    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine))
 
 
 def hub_resolver(settings: Settings) -> Resolver:

@@ -13,6 +13,7 @@ from app.api.errors import ApiError
 from app.core.policy import LoadedPolicy
 from app.db import tokens
 from app.db.session import Store
+from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
 from app.services.gating import GateCache, Resolver
 from app.settings import Settings
@@ -27,6 +28,7 @@ class AppState:
     jobs: JobQueue
     policy: LoadedPolicy
     resolve: Resolver
+    version: VersionProbe  # the store's version, asked by the gate on every request for an exact commit
     gate_cache: GateCache = field(default_factory=GateCache)
 
 
@@ -45,17 +47,23 @@ async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
     header = request.headers.get("authorization")
     if header is None:
         return None
-    scheme, _, secret = header.partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
+    secret = bearer_secret(header)
+    if secret is None:
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
     try:
-        who = await run_in_threadpool(_verify, app, secret.strip())
+        who = await run_in_threadpool(_verify, app, secret)
     except tokens.TokenExpired as exc:
         raise ApiError(401, "token-expired", f"{exc}: ask an admin for a new one "
                        "(`hfvet token create --role R --name N [--expires-in 90d]`)") from None
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who
+
+
+def bearer_secret(header: str) -> str | None:
+    """The secret of an `Authorization: Bearer <secret>` header, or None when it is not one."""
+    scheme, _, secret = header.partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
 
 
 def _verify(app: AppState, secret: str) -> tokens.Principal | None:

@@ -39,5 +39,11 @@ def observed(vet: VetFn) -> VetFn:
     return run
 
 
+_GATE_BY_STATUS: dict[str, Counter] = {}  # labels() takes a lock and builds a key: once per status
+
+
 def gate_answered(status: str) -> None:
-    GATE_ANSWERS.labels(status=status).inc()
+    counter = _GATE_BY_STATUS.get(status)
+    if counter is None:
+        counter = _GATE_BY_STATUS.setdefault(status, GATE_ANSWERS.labels(status=status))
+    counter.inc()

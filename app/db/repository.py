@@ -235,7 +235,8 @@ def _facts(row: RepoRow) -> RepoFacts:
 
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.
-_VERSION = select(select(func.max(ReportRow.id)).scalar_subquery(), select(func.max(ReviewRow.id)).scalar_subquery())
+VERSION_QUERY = select(select(func.max(ReportRow.id)).scalar_subquery(),
+                       select(func.max(ReviewRow.id)).scalar_subquery())
 _ID_ORDER_LOCK = 0x68667665  # "hfve": one advisory lock for every writer of reports and reviews
 
 
@@ -244,7 +245,7 @@ def store_version(conn: Connection) -> tuple[int, int]:
 
     Max ids are only a version if ids are handed out in commit order: see ``ids_in_commit_order``.
     """
-    reports, reviews = conn.execute(_VERSION).one()
+    reports, reviews = conn.execute(VERSION_QUERY).one()
     return (reports or 0, reviews or 0)
 
 

@@ -112,7 +112,7 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
     """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
     if not is_commit(revision):
         return gate(repo, revision, store=store, policy=policy, resolve=resolve)
-    key = (repo, revision or "", policy.sha256)
+    key = cache_key(repo, revision or "", policy)
     with store.engine.connect() as conn:
         version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
     hit = cache.get(key, version)
@@ -121,6 +121,11 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
     result = gate(repo, revision, store=store, policy=policy, resolve=resolve)
     cache.put(key, version, result)
     return result
+
+
+def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:
+    """GateCache's key, for cached_gate and for the fast path that reads the cache (app.api.fastgate)."""
+    return (repo, sha, policy.sha256)
 
 
 def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:

@@ -13,6 +13,7 @@ import pytest
 
 from app.db.repository import save_report
 from app.db.session import Store, upgrade
+from app.db.version import VersionProbe
 from app.services.gating import GateCache, cached_gate
 from tests.integration.api.stored import policy, report, save
 from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
@@ -39,8 +40,11 @@ def _no_hub(repo: str, revision: str) -> str:
 @pytest.mark.postgres
 def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store) -> None:
     cache = GateCache()
+    probe = VersionProbe(pg_store.engine)  # the fast path's version (app.api.fastgate) must move alike
+    versions: list[tuple[int, int]] = []
 
     def status() -> str:
+        versions.append(probe())
         return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=_no_hub).status
 
     save(pg_store, report("nvidia/model", SHA, under=DEFAULT))
@@ -55,3 +59,5 @@ def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_st
     later.join(30)
     assert not later.is_alive()
     assert status() == "denied"
+    assert versions[0] == versions[1] != versions[2]
+    probe.close()

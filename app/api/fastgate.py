@@ -1,0 +1,87 @@
+"""GET /gate's hot case without FastAPI: an exact commit, already answered, the store unchanged since.
+
+Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
+answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` sends that answer itself,
+in front of FastAPI's middleware and routing, while the store is unchanged: the same status,
+headers and bytes as the route (``gate_response``), counted in the same metric. The caller is
+checked as the route checks it: a token that is sent must be live at this very request (one
+statement asks the store's version and the token together), and HFVET_READ_AUTH needs one.
+Everything else goes on to FastAPI untouched: a request with a body (the body limit applies there),
+a token that is not live (the route says why), no token under HFVET_READ_AUTH, a branch, a cache
+miss, a store that changed or does not answer, and anything the route would refuse (invalid input
+is never in the cache, since only the route fills it, after validating).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
+
+from app.api import metrics
+from app.api.deps import AppState, bearer_secret
+from app.api.routes.gate import gate_response
+from app.core.gate import is_commit
+from app.db.tokens import digest
+from app.services.gating import GateResult, cache_key
+
+
+class HfvetAPI(FastAPI):
+    """FastAPI, with the gate's cached answers sent before its middleware and routing run."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate":
+            state: AppState | None = getattr(self.state, "hfvet", None)  # set by the lifespan
+            result = None if state is None else await _cached_answer(state, scope)
+            if result is not None:
+                metrics.gate_answered(result.status)
+                await gate_response(result)(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
+    """The cached answer the route would give now, or None when the route has to decide."""
+    if scope.get("root_path"):
+        return None
+    # Parsed as Starlette parses it for the route: the last of repeated parameters counts.
+    params = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+    repo, revision = params.get("repo"), params.get("revision")
+    if repo is None or revision is None or not is_commit(revision):
+        return None
+    headers = _headers(scope)
+    if b"content-length" in headers or b"transfer-encoding" in headers:
+        return None  # a body: BodyLimit (app.api.limits) sees it first
+    header = headers.get(b"authorization")
+    if header is None and state.settings.read_auth:
+        return None  # the route refuses it
+    secret = None if header is None else bearer_secret(header.decode("latin-1"))
+    if header is not None and secret is None:
+        return None  # not a bearer token: the route refuses it
+    try:
+        version = await _version(state, None if secret is None else digest(secret))
+    except Exception:  # noqa: BLE001 - any driver's error: the route asks again and reports it its own way
+        return None
+    if version is None:
+        return None  # the token is not live: the route refuses it
+    return state.gate_cache.get(cache_key(repo, revision, state.policy), version)
+
+
+async def _version(state: AppState, token_digest: str | None) -> tuple[int, int] | None:
+    """The store's version now; None if ``token_digest`` is given and is not a live token's."""
+    probe = state.version
+    if token_digest is None:
+        return probe() if probe.inline else await run_in_threadpool(probe)
+    version, live = probe.with_token(token_digest) if probe.inline else await run_in_threadpool(
+        probe.with_token, token_digest)
+    return version if live else None
+
+
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The first value of each header, as Starlette's ``headers.get`` reads it for the route."""
+    first: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        first.setdefault(name, value)
+    return first
