@@ -16,6 +16,8 @@ import jinja2.ext
 from jinja2 import nodes
 from jinja2.parser import Parser
 
+from app.core.scanners.text_rules.jinja_fold import Folder, strings
+
 # Names never defined for a chat template; referencing one only makes sense in an exploit.
 DANGEROUS_NAMES = frozenset({
     "os", "sys", "subprocess", "builtins", "__builtins__", "importlib", "__import__", "eval", "exec",
@@ -32,6 +34,10 @@ GADGET_GLOBALS = frozenset({
     "url_for", "get_flashed_messages",
 })
 _DUNDER_TEXT = re.compile(r"__[A-Za-z]|[A-Za-z]__")
+# Filters that read an attribute named by an argument (jinja2's make_attrgetter): attribute access.
+_ATTRIBUTE_FILTERS = frozenset({"map", "selectattr", "rejectattr", "sort", "groupby", "sum", "unique", "min",
+                                "max", "dictsort"})
+_POSITIONAL_ATTRIBUTE = frozenset({"selectattr", "rejectattr", "groupby"})
 MAX_EVIDENCE = 8
 
 
@@ -58,8 +64,12 @@ def parse(source: str) -> nodes.Template:
 def injection_evidence(tree: nodes.Template) -> list[str]:
     """Human-readable reasons the template looks like server-side template injection."""
     found: list[str] = []
-    for check in (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _imports):
-        for reason in check(tree):
+    folder = Folder(tree)
+    checks = (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _imports)
+    folded = (_built_strings, _built_keys, _attribute_filters, _aliases)
+    reasons = [check(tree) for check in checks] + [check(tree, folder) for check in folded]
+    for found_by_check in reasons:
+        for reason in found_by_check:
             if reason not in found:
                 found.append(reason)
     return found[:MAX_EVIDENCE]
@@ -111,6 +121,53 @@ def _strings(tree: nodes.Template) -> Iterator[str]:
 def _imports(tree: nodes.Template) -> Iterator[str]:
     for node in tree.find_all((nodes.Import, nodes.FromImport, nodes.Include, nodes.Extends)):
         yield f"line {node.lineno}: {type(node).__name__.lower()} of another template"
+
+
+def _built_strings(tree: nodes.Template, folder: Folder) -> Iterator[str]:
+    """Strings the template builds at render time (``'_' * 2 ~ 'class'``, ``|join``, ``%``...)."""
+    for node in tree.find_all(nodes.Expr):
+        if isinstance(node, nodes.Const):
+            continue
+        for text in strings(folder.fold(node)):
+            if _DUNDER_TEXT.search(text) or text in DANGEROUS_NAMES or text in DANGEROUS_CALLS:
+                yield f"line {node.lineno}: expression builds {text[:40]!r}"
+                break
+
+
+def _built_keys(tree: nodes.Template, folder: Folder) -> Iterator[str]:
+    """``x[key]`` is attribute access in Jinja: a key built to a private name is an attribute walk."""
+    for node in tree.find_all(nodes.Getitem):
+        if not isinstance(node.arg, nodes.Const):
+            for key in strings(folder.fold(node.arg)):
+                if key.startswith("_"):
+                    yield f"line {node.lineno}: subscript key builds {key[:40]!r}"
+                    break
+
+
+def _attribute_filters(tree: nodes.Template, folder: Folder) -> Iterator[str]:
+    for node in tree.find_all(nodes.Filter):
+        if node.name not in _ATTRIBUTE_FILTERS:
+            continue
+        if node.name == "map" and node.args and "attr" in strings(folder.fold(node.args[0])):
+            yield f"line {node.lineno}: |map('attr', ...) (attribute access by name)"
+            continue
+        named = [kw.value for kw in node.kwargs if kw.key == "attribute"]
+        named += node.args[:1] if node.name in _POSITIONAL_ATTRIBUTE else []
+        for value in named:
+            for attribute in strings(folder.fold(value)):
+                if any(part.startswith("_") for part in attribute.split(".")):
+                    yield f"line {node.lineno}: |{node.name} reads attribute {attribute[:40]!r}"
+
+
+def _aliases(tree: nodes.Template, folder: Folder) -> Iterator[str]:
+    """``{% set c = cycler %}`` then ``c.x``: a gadget global reached under another name."""
+    del folder
+    aliases = {a.target.name: a.node.name for a in tree.find_all(nodes.Assign)
+               if isinstance(a.target, nodes.Name) and isinstance(a.node, nodes.Name)
+               and (a.node.name in GADGET_GLOBALS or a.node.name in DANGEROUS_NAMES)}
+    for node in tree.find_all(nodes.Getattr):
+        if isinstance(node.node, nodes.Name) and node.node.name in aliases:
+            yield f"line {node.lineno}: attribute walk {aliases[node.node.name]}.{node.attr} via {node.node.name!r}"
 
 
 def _has_string(node: nodes.Node) -> bool:
