@@ -25,6 +25,7 @@ from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
+from app.core.scanners.text_rules import embedded_text
 from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
 from app.core.scanners.text_rules.text_lines import read_whole
 
@@ -164,6 +165,7 @@ def _gguf_templates(blob: Blob, max_string: int, sink: FindingSink) -> dict[str,
         raise LimitExceeded(str(exc)) from exc
     facts = json.dumps(_facts(header), sort_keys=True)
     sink.add("gguf-header", Severity.INFO, _describe(header), evidence=facts)
+    embedded_text.check_strings(((f"GGUF metadata {key}", text) for key, text in header.strings.items()), sink)
     return header.templates
 
 
