@@ -24,7 +24,7 @@ from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.repo_refs import REFERENCE_RULE, RepoReference
 from app.core.scanners.base import ScanContext
-from app.core.scanners.text_rules.text_lines import read_whole
+from app.core.scanners.text_rules.text_lines import read_views
 
 MAX_BYTES = 8 * 1024 * 1024  # configs and code; bigger JSON is vocabulary, not config
 MAX_DEPTH = 32
@@ -58,11 +58,12 @@ class RepoReferenceScanner:
         path = ctx.file.path
         sink = FindingSink(path, self.name)
         try:
-            raw = read_whole(ctx.blob, min(MAX_BYTES, ctx.limits.max_read_bytes_per_file))
+            # Every view of the text (UTF-8, and UTF-16/32 in their own encoding), like the links rules.
+            views, _cut = read_views(ctx.blob, min(MAX_BYTES, ctx.limits.max_read_bytes_per_file))
         except SourceError as exc:
             return ScanOutcome.failed(self.name, path, str(exc))
-        text = raw.decode("utf-8", errors="replace")
-        found = _json_refs(path, text) if path.lower().endswith(".json") else _text_refs(text)
+        is_json = path.lower().endswith(".json")
+        found = [ref for text in views for ref in (_json_refs(path, text) if is_json else _text_refs(text))]
         for repo, revision, via in dict.fromkeys(found):
             if repo == ctx.identity.repo_id:
                 continue  # the repo naming itself
