@@ -33,9 +33,10 @@ verdict records the policy's name and sha256.
   and trusted orgs (accounts get compromised, names get reused), reject for third parties.
   Repo-level rules: a Keras layer that loads another model or a vocabulary file
   (`keras-loading-layer`) is a dangerous capability; a path or URL in a Keras config
-  (`keras-config-path`) and high findings from metadata text are reviewed for every tier;
-  chat-template exploits, including built names, and download-and-run lines in metadata are
-  critical; `repo-reference` is info: no default rule acts on it, but every reference is in
+  (`keras-config-path`) is reviewed for every tier; URL findings from weight-file metadata are
+  treated like the same rule in a README (`binary-download`, `forked-code` are dangerous
+  capabilities); chat-template exploits, including built names, and download-and-run lines in
+  metadata are critical; `repo-reference` is info: no default rule acts on it, but every reference is in
   `referenced_repos` for a policy that requires referenced repos to be vetted (see the example
   in the variable table).
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
