@@ -21,6 +21,7 @@ Values = frozenset[Value]
 
 MAX_VALUES = 32  # possible values kept per expression
 MAX_CHARS = 4096  # longest string built
+MAX_STEPS = 200_000  # combinations tried per template; past it the template is reported, not folded
 LOOP_ROUNDS = 3  # re-folds of the template so loop accumulators (`ns.s = ns.s ~ x`) settle
 _NOTHING: Values = frozenset()
 
@@ -49,16 +50,25 @@ class Folder:
 
     def __init__(self, tree: nodes.Template) -> None:
         self.env: dict[str, Values] = {}
+        self.steps = 0
+        self._bindings = list(tree.find_all((nodes.Assign, nodes.For)))  # document order, walked once
         self._memo: dict[int, Values] | None = None  # only once bindings are settled
         for _ in range(LOOP_ROUNDS):
             before = dict(self.env)
-            self._bind(tree)
+            self._bind()
             if self.env == before:
                 break
         self._memo = {}
 
+    @property
+    def exhausted(self) -> bool:
+        """Folding stopped at MAX_STEPS: what the template builds is unknown (callers fail closed)."""
+        return self.steps > MAX_STEPS
+
     def fold(self, node: nodes.Node) -> Values:
         """Every constant value ``node`` may evaluate to (empty when unknown)."""
+        if self.exhausted:
+            return _NOTHING
         if self._memo is not None and id(node) in self._memo:
             return self._memo[id(node)]
         try:
@@ -70,8 +80,8 @@ class Folder:
         return values
 
     # ---- bindings -----------------------------------------------------------------------
-    def _bind(self, tree: nodes.Template) -> None:
-        for node in tree.find_all((nodes.Assign, nodes.For)):
+    def _bind(self) -> None:
+        for node in self._bindings:
             if isinstance(node, nodes.Assign):
                 self._assign(node.target, node.node)
             elif isinstance(node, nodes.For):
@@ -125,6 +135,7 @@ class Folder:
     def _product(self, parts: list[Values], combine: Callable[..., Value]) -> Iterable[Value]:
         if any(not p for p in parts):
             return []
+        self.steps += min(MAX_VALUES * 4, _size(parts))
         return (combine(*combo) for combo in itertools.islice(itertools.product(*parts), MAX_VALUES * 4))
 
     def _binary(self, node: nodes.BinExpr) -> Iterable[Value]:
@@ -193,6 +204,13 @@ class Folder:
         if len(values) != 1:
             raise ValueError("slice bound is not one constant")
         return values[0]
+
+
+def _size(parts: list[Values]) -> int:
+    total = 1
+    for part in parts:
+        total *= len(part)
+    return total
 
 
 def _add(left: Value, right: Value) -> Value:

@@ -67,3 +67,10 @@ def test_folding_is_bounded_and_never_walks_attributes() -> None:
 def test_evidence_says_what_was_built() -> None:
     evidence = injection_evidence(parse(corpus.HOSTILE["reverse-filter"][0]))
     assert "line 1: expression builds '__class__'" in evidence
+
+
+def test_a_template_too_big_to_fold_fails_closed() -> None:
+    # Each `set` doubles the candidate values (capped), so padding cannot hide a built name for free.
+    pad = "".join("{% set a = a ~ (a if c else 'z') %}" for _ in range(3000))
+    evidence = injection_evidence(parse("{% set a = 'x' if c else 'y' %}" + pad + "{{ m[a] }}"))
+    assert any("more string combinations than hfvet folds" in e for e in evidence)
