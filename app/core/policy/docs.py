@@ -36,9 +36,10 @@ verdict records the policy's name and sha256.
   (`keras-config-path`) is reviewed for every tier; URL findings from weight-file metadata are
   treated like the same rule in a README (`binary-download`, `forked-code` are dangerous
   capabilities); chat-template exploits, including built names, and download-and-run lines in
-  metadata are critical; `repo-reference` is info: no default rule acts on it, but every reference is in
-  `referenced_repos` for a policy that requires referenced repos to be vetted (see the example
-  in the variable table).
+  metadata are critical; `repo-reference` is info, and every reference is in `referenced_repos`:
+  the default's `referenced-repo-elsewhere` sends a repo to review when its loader fetches another
+  org's repo (adapter base model, `auto_map` or custom pipeline code) until that repo is vetted;
+  card mentions and `_name_or_path` are listed only (see the example in the variable table).
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.
