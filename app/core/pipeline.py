@@ -17,6 +17,7 @@ from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
 from app.core.readcache import CachingSource
+from app.core.repo_refs import references_from
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.verdict import Decision, interim_decision
@@ -99,6 +100,7 @@ def vet(
         stats=stats,
         scanners={s.name: s.version() for s in scanners},
         identity=dict(manifest.identity.facts),
+        references=references_from(findings),
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.findings import Finding
+from app.core.repo_refs import RepoReference
 from app.core.verdict import Decision, Verdict
 
 
@@ -37,6 +38,7 @@ class Report:
     stats: Stats
     scanners: dict[str, str] = field(default_factory=dict)
     identity: dict[str, Any] = field(default_factory=dict)
+    references: tuple[RepoReference, ...] = ()  # other repos it loads or tells users to load
 
     @property
     def verdict(self) -> Verdict:

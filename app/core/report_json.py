@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.findings import Finding, Severity
+from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
 
@@ -41,6 +42,7 @@ def dump(report: Report) -> dict[str, Any]:
         "stats": vars(report.stats).copy(),
         "scanners": dict(report.scanners),
         "identity": dict(report.identity),
+        "references": [vars(r).copy() for r in report.references],
     }
 
 
@@ -127,6 +129,13 @@ class _StatsDoc(_Doc):
     seconds: float = Field(ge=0)
 
 
+class _ReferenceDoc(_Doc):
+    repo: str
+    revision: str | None = None
+    path: str
+    via: str
+
+
 class _ReportDoc(_Doc):
     repo: str | None = None
     revision: str | None = None
@@ -138,6 +147,7 @@ class _ReportDoc(_Doc):
     stats: _StatsDoc
     scanners: dict[str, str] = Field(default_factory=dict)
     identity: dict[str, Any] = Field(default_factory=dict)
+    references: list[_ReferenceDoc] = Field(default_factory=list)  # absent in reports before it existed
 
     def to_report(self) -> Report:
         reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
@@ -154,4 +164,5 @@ class _ReportDoc(_Doc):
             stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),
             scanners=dict(self.scanners),
             identity=dict(self.identity),
+            references=tuple(RepoReference(r.repo, r.revision, r.path, r.via) for r in self.references),
         )

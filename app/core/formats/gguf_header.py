@@ -2,8 +2,10 @@
 
 It reads through a blob front to back and never maps the file. Large arrays (token
 lists) are skipped element by element; only a few keys are kept (chat templates and
-identity facts). Every count and length is checked against the bytes left in the file,
-so a hostile header fails with ``MalformedGGUF`` instead of exhausting memory.
+identity facts), plus every other short string value and the strings of short string arrays
+(``strings``) so the text rules see URLs and commands hidden in metadata. Every count and
+length is checked against the bytes left in the file, so a hostile header fails with
+``MalformedGGUF`` instead of exhausting memory.
 Type ids and quant block sizes come from the ``gguf`` package.
 """
 
@@ -23,6 +25,9 @@ MAX_KEY_BYTES = 64 * 1024
 MAX_NAME_BYTES = 64 * 1024
 MAX_DIMS = 4  # GGML_MAX_DIMS
 MAX_ARRAY_DEPTH = 2
+MAX_METADATA_STRING = 64 * 1024  # longer metadata strings are skipped, not kept for the text rules
+MAX_KEPT_ARRAY = 64  # string arrays up to this long are kept (tags, base models); token lists are not
+MAX_KEPT_STRINGS = 1024
 TEMPLATE_KEY = "tokenizer.chat_template"
 _KEPT_FACTS = {"general.architecture", "general.name", "general.alignment", "general.file_type"}
 _SCALARS: dict[int, str] = {
@@ -48,6 +53,7 @@ class GGUFHeader:
     kv_count: int
     templates: dict[str, str] = field(default_factory=dict)  # GGUF key -> Jinja source
     facts: dict[str, int | float | bool | str] = field(default_factory=dict)
+    strings: dict[str, str] = field(default_factory=dict)  # other string metadata: key or key[i] -> value
     unknown_tensor_types: set[int] = field(default_factory=set)
 
 
@@ -136,8 +142,29 @@ def _read_metadata(reader: _Reader, header: GGUFHeader, max_string: int) -> None
             value = reader.short_string(1024, key)
             if value is not None:
                 header.facts[key] = value
+        elif vtype == GGUFValueType.STRING:
+            _keep(header, key, reader.short_string(MAX_METADATA_STRING, key))
+        elif vtype == GGUFValueType.ARRAY:
+            _read_array(reader, header, key)
         else:
             _skip_value(reader, vtype, key, depth=0)
+
+
+def _keep(header: GGUFHeader, key: str, value: str | None) -> None:
+    if value is not None and len(header.strings) < MAX_KEPT_STRINGS:
+        header.strings[key] = value
+
+
+def _read_array(reader: _Reader, header: GGUFHeader, key: str) -> None:
+    etype = int(reader.scalar("I", f"element type of {key!r}"))
+    count = reader.count(f"{key!r} element count")
+    if etype != GGUFValueType.STRING or count > MAX_KEPT_ARRAY:
+        _skip_elements(reader, key, 0, etype, count)
+        return
+    if count * 8 > reader.left:
+        raise MalformedGGUF(f"array {key!r} claims {count} elements, more than the file holds")
+    for index in range(count):
+        _keep(header, f"{key}[{index}]", reader.short_string(MAX_METADATA_STRING, key))
 
 
 def _skip_value(reader: _Reader, vtype: int, key: str, depth: int) -> None:
@@ -156,6 +183,10 @@ def _skip_array(reader: _Reader, key: str, depth: int) -> None:
         raise MalformedGGUF(f"{key!r} nests arrays deeper than {MAX_ARRAY_DEPTH}")
     etype = int(reader.scalar("I", f"element type of {key!r}"))
     count = reader.count(f"{key!r} element count")
+    _skip_elements(reader, key, depth, etype, count)
+
+
+def _skip_elements(reader: _Reader, key: str, depth: int, etype: int, count: int) -> None:
     if etype in _SCALARS:
         reader.skip(count * struct.calcsize(_SCALARS[etype]), f"array {key!r}")
         return

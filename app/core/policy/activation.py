@@ -12,6 +12,7 @@ from app.core.policy.cel import to_cel
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import TierName
 from app.core.policy.sources import source_owner
+from app.core.repo_refs import REFERENCE_RULE, parse_reference
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
 SEVERITY_RANKS = {s.value: s.rank for s in Severity}
@@ -52,6 +53,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("pickle_formats", "list(string)",
              f"Formats that load through pickle: {', '.join(LOADS_THROUGH_PICKLE)}."),
     Variable("lists", "map(string, list(string))", "The policy's own named `lists`."),
+    Variable("referenced_repos", "list(map)", "Other Hub repos this one loads or tells users to load "
+             "(adapter base models, `auto_map` remote code, `_name_or_path`, `from_pretrained`, card "
+             "`base_model`), from `repo-reference` findings after waivers: `repo`, `revision` (null: "
+             "unpinned), `path`, `via`. E.g. review any outside the publisher's org: "
+             "`referenced_repos.exists(r, !r.repo.startsWith(repo.org + \"/\"))`."),
 )
 
 
@@ -92,8 +98,15 @@ def build_activation(
         "formats": sorted({f.format for f in facts.files}),
         "pickle_formats": list(LOADS_THROUGH_PICKLE),
         "lists": lists,
+        "referenced_repos": referenced_repos(findings),
     }
     return {name: to_cel(value) for name, value in plain.items()}
+
+
+def referenced_repos(findings: list[FindingFact]) -> list[dict[str, Any]]:
+    """The `repo-reference` findings as maps, one per (repo, revision, path, via)."""
+    refs = [parse_reference(f.path, f.evidence) for f in findings if f.rule == REFERENCE_RULE]
+    return [vars(r).copy() for r in dict.fromkeys(r for r in refs if r is not None)]
 
 
 def top_level_names() -> set[str]:

@@ -45,6 +45,15 @@ verdict records the policy's name and sha256.
   `remote-code-dangerous`. `remote-code-unlinked` (a download beside a fixed program such as
   `ffmpeg`, no data flow between them) is high but no dangerous capability: review, never reject
   on its own, so vendor processors reach a human instead of a rejection.
+  Repo-level rules: a Keras layer that loads another model or a vocabulary file
+  (`keras-loading-layer`) is a dangerous capability; a path or URL in a Keras config
+  (`keras-config-path`) is reviewed for every tier; URL findings from weight-file metadata are
+  treated like the same rule in a README (`binary-download`, `forked-code` are dangerous
+  capabilities); chat-template exploits, including built names, and download-and-run lines in
+  metadata are critical; `repo-reference` is info, and every reference is in `referenced_repos`:
+  the default's `referenced-repo-elsewhere` sends a repo to review when its loader fetches another
+  org's repo (adapter base model, `auto_map` or custom pipeline code) until that repo is vetted;
+  card mentions and `_name_or_path` are listed only (see the example in the variable table).
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.

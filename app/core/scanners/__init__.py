@@ -10,6 +10,7 @@ from app.core.scanners.modelscan_scanner import ModelscanScanner
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.picklescan_scanner import PicklescanScanner
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
+from app.core.scanners.repo_refs_scanner import RepoReferenceScanner
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
 from app.core.scanners.savedmodel_scanner import SavedModelScanner
 from app.core.scanners.staging_scanner import StagingScanner
@@ -25,6 +26,7 @@ def all_scanners() -> tuple[Scanner, ...]:
         SafetensorsScanner(),
         TemplateScanner(),
         RemoteCodeScanner(),
+        RepoReferenceScanner(),
         LinksScanner(),
         StagingScanner(),
         BinaryScanner(),

@@ -7,6 +7,9 @@ config is read from ``config.json`` in a ``.keras`` zip, from the ``model_config
 attribute of a Keras HDF5 file, from a top-level ``config.json`` (keras-hub presets), or
 from each object's metadata JSON in a TF-Keras SavedModel's ``keras_metadata.pb``.
 The whole JSON tree is walked, so nested Functional/Sequential models and wrappers count.
+Layers rebuilt at load time that load files (``TFSMLayer``, lookup layers with a vocabulary
+path) and any config value that is a path or URL are findings too: the loader reads or fetches
+what this vet never saw.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import importlib.metadata
 import importlib.util
 import json
 import posixpath
+import re
 import zipfile
 from collections.abc import Callable
 from functools import partial
@@ -35,6 +39,15 @@ NAME = "keras"
 LAMBDA = "keras-lambda"
 EXTERNAL = "keras-external-module"
 DANGEROUS = "keras-dangerous-reference"
+LOADING_LAYER = "keras-loading-layer"
+CONFIG_PATH = "keras-config-path"
+# Layers whose construction loads another model from a path (keras/src/export/tfsm_layer.py).
+LOADING_LAYERS = frozenset({"TFSMLayer"})
+# Lookup layers read `vocabulary` (and TextVectorization `vocabulary`/`idf_weights`) from a file
+# path when it is a string (keras/src/layers/preprocessing/index_lookup.py: file_io.GFile).
+LOOKUP_LAYERS = frozenset({"StringLookup", "IntegerLookup", "TextVectorization"})
+_PATHLIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|/|~/|\.\.?/|[A-Za-z]:[\\/]|\\\\)"
+                       r"|^[\w.-]+(?:/[\w.-]+)*/[\w.-]+\.[A-Za-z0-9]{1,8}$")
 KERAS_PACKAGES = frozenset({"keras", "keras_hub", "keras_nlp", "keras_cv", "tf_keras"})
 DANGEROUS_MODULES = frozenset({
     "os", "posix", "nt", "subprocess", "builtins", "__builtin__", "sys", "runpy", "importlib",
@@ -58,6 +71,10 @@ class KerasScanner:
                  "outside the Keras packages: loading needs (and imports) other code"),
         RuleInfo(DANGEROUS, Severity.HIGH, "a Keras config references a system module (os, subprocess, "
                  "builtins...) or a Keras function abused to bypass safe_mode"),
+        RuleInfo(LOADING_LAYER, Severity.HIGH, "a Keras layer that loads another model when built "
+                 "(TFSMLayer: a SavedModel from a path), or a lookup layer whose vocabulary is a file"),
+        RuleInfo(CONFIG_PATH, Severity.HIGH, "a Keras config value is a file path or URL: loading may "
+                 "read or fetch something the vet never saw"),
         RuleInfo("limit-exceeded", Severity.HIGH, "the Keras config is larger than hfvet's text limit"),
         RuleInfo("scan-error", Severity.HIGH, "the Keras config could not be read or parsed"),
     )
@@ -176,6 +193,10 @@ def _check_object(
         layer = _layer_name(node)
         sink.add(LAMBDA, Severity.HIGH, f"Lambda layer {layer!r} holds Python code that runs when the "
                  "model is loaded or called", member=member, evidence=where)
+    for rule, ref, message in _load_time_effects(node):
+        if (rule, ref) not in reported:
+            reported.add((rule, ref))
+            sink.add(rule, Severity.HIGH, message, member=member, evidence=where)
     judged = _judge(node)
     if judged is not None and judged[:2] not in reported:
         rule, ref, message = judged
@@ -199,6 +220,30 @@ def _judge(node: dict[str, Any]) -> tuple[str, str, str] | None:
             return EXTERNAL, ref, (f"Keras config references {ref!r} (class {node.get('class_name')!r}): "
                                    "loading imports code outside Keras")
     return None
+
+
+def _load_time_effects(node: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Layers that load files when rebuilt, and any path/URL among the object's config values."""
+    found: list[tuple[str, str, str]] = []
+    config = node.get("config")
+    values = config if isinstance(config, dict) else {}
+    cls = node.get("class_name")
+    if cls in LOADING_LAYERS:
+        target = str(values.get("filepath", "?"))[:200]
+        found.append((LOADING_LAYER, f"{cls}:{target}", f"{cls} layer {_layer_name(node)!r} loads a SavedModel "
+                      f"from {target!r} when the model is loaded"))
+    if cls in LOOKUP_LAYERS and isinstance(values.get("vocabulary"), str):
+        vocab = values["vocabulary"][:200]
+        found.append((LOADING_LAYER, f"{cls}:{vocab}", f"{cls} layer {_layer_name(node)!r} reads its vocabulary "
+                      f"from {vocab!r} when the model is loaded"))
+    for key, value in [*node.items(), *values.items()]:
+        if isinstance(value, str) and _PATHLIKE.match(value) and not _is_module_name(key):
+            found.append((CONFIG_PATH, value[:200], f"Keras config value {key}={value[:200]!r} is a path or URL"))
+    return found
+
+
+def _is_module_name(key: str) -> bool:
+    return key in ("module", "registered_name", "class_name")
 
 
 def _layer_name(node: dict[str, Any]) -> str:

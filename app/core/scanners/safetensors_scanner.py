@@ -20,6 +20,7 @@ from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
+from app.core.scanners.text_rules import embedded_text
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE
 MAX_REPORTED = 10  # per file; a hostile header can be wrong 4,000 times over
@@ -47,6 +48,7 @@ class SafetensorsScanner:
                  "header a loader would reject or read differently: length, JSON, dtype, shape, offsets"),
         RuleInfo("limit-exceeded", Severity.HIGH, "header larger than the per-file read budget"),
         RuleInfo("scan-error", Severity.HIGH, "the header could not be read"),
+        *embedded_text.RULES,  # __metadata__ strings get the text rules
     )
 
     def handles(self, file: ManifestFile) -> bool:
@@ -63,19 +65,28 @@ class SafetensorsScanner:
             with ctx.budget().reserve(_declared_length(ctx.blob) * PARSED_BYTES_PER_HEADER_BYTE):
                 header, data_size = read_header(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file))
                 problems = validate_header(header, data_size)
+                metadata = _metadata_strings(header)
                 del header  # the parsed tree is the big buffer: free it inside the reservation
         except Malformed as exc:
-            problems = [(str(exc), None)]
+            problems, metadata = [(str(exc), None)], []
         except LimitExceeded as exc:
             sink.add("limit-exceeded", Severity.HIGH, str(exc))
-            problems = []
+            problems, metadata = [], []
         except SourceError as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, str(exc))
         for message, tensor in problems[:MAX_REPORTED]:
             sink.add(RULE, Severity.HIGH, message, evidence=tensor)
         if len(problems) > MAX_REPORTED:
             sink.add(RULE, Severity.HIGH, f"{len(problems) - MAX_REPORTED} more header problems not listed")
+        embedded_text.check_strings(metadata, sink)
         return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+
+def _metadata_strings(header: dict[str, Any]) -> list[tuple[str, str]]:
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict):
+        return []
+    return [(f"__metadata__[{key!r}]", value) for key, value in metadata.items() if isinstance(value, str)]
 
 
 def _declared_length(blob: Blob) -> int:

@@ -2,8 +2,10 @@
 
 Templates come from ``tokenizer_config.json`` / ``chat_template.json`` / ``processor_config.json``
 (``chat_template`` as a string, a list of ``{name, template}`` or a ``{name: template}`` object),
-``*.jinja`` files, and GGUF metadata (``tokenizer.chat_template[.<name>]``). Each is parsed,
-never rendered, and hashed so a changed template shows up between revisions.
+``preprocessor_config.json``, any other JSON with a top-level ``chat_template`` key (found by
+content), ``*.jinja`` files, and GGUF metadata (``tokenizer.chat_template[.<name>]``). Each is
+parsed, never rendered, and hashed so a changed template shows up between revisions; strings it
+builds at render time are folded (``jinja_fold``) before the checks.
 """
 
 from __future__ import annotations
@@ -23,10 +25,16 @@ from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
+from app.core.scanners.text_rules import embedded_text
 from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
 from app.core.scanners.text_rules.text_lines import read_whole
 
-TEMPLATE_JSON_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "processor_config.json"})
+TEMPLATE_JSON_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "processor_config.json",
+                                 "preprocessor_config.json"})
+# Any other JSON is read for a top-level ``chat_template`` too (found by content, not by name):
+# processors and custom code load templates from configs under other names. Bytes that cannot
+# hold the key (not even JSON-escaped) are not parsed.
+_KEY_HINTS = (b"chat_template", b"\\u")
 TEMPLATE_SUFFIXES = (".jinja", ".jinja2")
 MAX_JSON_BYTES = 64 * 1024 * 1024  # tokenizer configs with big vocabularies reach several MB
 UNPARSEABLE = "template-unparseable"
@@ -52,7 +60,8 @@ class TemplateScanner:
 
     def handles(self, file: ManifestFile) -> bool:
         base = file.path.rsplit("/", 1)[-1].lower()
-        return file.format == Format.GGUF or base in TEMPLATE_JSON_FILES or base.endswith(TEMPLATE_SUFFIXES)
+        named = base in TEMPLATE_JSON_FILES or base.endswith(TEMPLATE_SUFFIXES)
+        return file.format == Format.GGUF or named or (file.format == Format.TEXT and base.endswith(".json"))
 
     def version(self) -> str:
         return f"1.0 (jinja2 {jinja2.__version__})"
@@ -78,9 +87,11 @@ class TemplateScanner:
         base = ctx.file.path.rsplit("/", 1)[-1].lower()
         if base.endswith(TEMPLATE_SUFFIXES):
             return _file_templates(read_whole(blob, ctx.limits.max_text_bytes), base)
+        cap = min(MAX_JSON_BYTES, ctx.limits.max_read_bytes_per_file)
         if base in TEMPLATE_JSON_FILES:
-            cap = min(MAX_JSON_BYTES, ctx.limits.max_read_bytes_per_file)
             return json_templates(read_whole(blob, cap), base)
+        if base.endswith(".json"):
+            return _other_json_templates(read_whole(blob, cap), base)
         return _gguf_templates(blob, ctx.limits.max_text_bytes, sink)
 
 
@@ -126,6 +137,20 @@ def json_templates(raw: bytes, container: str) -> dict[str, str]:
     raise _Unparseable(f"{container} chat_template is neither a string nor named templates")
 
 
+def _other_json_templates(raw: bytes, container: str) -> dict[str, str]:
+    """A JSON file under any other name: its templates when it has the key, else nothing
+    (a file that is not a JSON object is no template container, so not unparseable either)."""
+    if not any(hint in raw for hint in _KEY_HINTS):
+        return {}
+    try:
+        config = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(config, dict) or "chat_template" not in config:
+        return {}
+    return json_templates(raw, container)
+
+
 def _is_named_template(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(value.get(k), str) for k in ("name", "template"))
 
@@ -140,6 +165,7 @@ def _gguf_templates(blob: Blob, max_string: int, sink: FindingSink) -> dict[str,
         raise LimitExceeded(str(exc)) from exc
     facts = json.dumps(_facts(header), sort_keys=True)
     sink.add("gguf-header", Severity.INFO, _describe(header), evidence=facts)
+    embedded_text.check_strings(((f"GGUF metadata {key}", text) for key, text in header.strings.items()), sink)
     return header.templates
 
 

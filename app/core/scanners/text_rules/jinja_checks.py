@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import jinja2
 import jinja2.ext
 from jinja2 import nodes
 from jinja2.parser import Parser
+
+from app.core.scanners.text_rules.jinja_fold import Folder, strings
 
 # Names never defined for a chat template; referencing one only makes sense in an exploit.
 DANGEROUS_NAMES = frozenset({
@@ -32,6 +35,10 @@ GADGET_GLOBALS = frozenset({
     "url_for", "get_flashed_messages",
 })
 _DUNDER_TEXT = re.compile(r"__[A-Za-z]|[A-Za-z]__")
+# Filters that read an attribute named by an argument (jinja2's make_attrgetter): attribute access.
+_ATTRIBUTE_FILTERS = frozenset({"map", "selectattr", "rejectattr", "sort", "groupby", "sum", "unique", "min",
+                                "max", "dictsort"})
+_POSITIONAL_ATTRIBUTE = frozenset({"selectattr", "rejectattr", "groupby"})
 MAX_EVIDENCE = 8
 
 
@@ -55,17 +62,32 @@ def parse(source: str) -> nodes.Template:
     return _ENV.parse(source)
 
 
-def injection_evidence(tree: nodes.Template) -> list[str]:
+class _Nodes:
+    """Every node of a template, walked once: the checks filter this list instead of re-walking."""
+
+    def __init__(self, tree: nodes.Template) -> None:
+        self._all = list(tree.find_all(nodes.Node))
+
+    def find_all(self, kinds: type[nodes.Node] | tuple[type[nodes.Node], ...]) -> Iterator[Any]:
+        return (node for node in self._all if isinstance(node, kinds))
+
+
+def injection_evidence(template: nodes.Template) -> list[str]:
     """Human-readable reasons the template looks like server-side template injection."""
     found: list[str] = []
-    for check in (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _imports):
-        for reason in check(tree):
+    folder = Folder(template)
+    tree = _Nodes(template)
+    checks = (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _imports)
+    folded = (_built_strings, _built_keys, _attribute_filters, _aliases)
+    reasons = [check(tree) for check in checks] + [check(tree, folder) for check in folded]
+    for found_by_check in reasons:
+        for reason in found_by_check:
             if reason not in found:
                 found.append(reason)
     return found[:MAX_EVIDENCE]
 
 
-def _attribute_walks(tree: nodes.Template) -> Iterator[str]:
+def _attribute_walks(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Getattr):
         if node.attr.startswith("_"):
             yield f"line {node.lineno}: attribute {node.attr!r}"
@@ -73,7 +95,7 @@ def _attribute_walks(tree: nodes.Template) -> Iterator[str]:
             yield f"line {node.lineno}: attribute walk {node.node.name}.{node.attr}"
 
 
-def _subscripts(tree: nodes.Template) -> Iterator[str]:
+def _subscripts(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Getitem):
         key = node.arg
         if isinstance(key, nodes.Const) and isinstance(key.value, str) and key.value.startswith("_"):
@@ -82,13 +104,13 @@ def _subscripts(tree: nodes.Template) -> Iterator[str]:
             yield f"line {node.lineno}: subscript key built from string pieces"
 
 
-def _names(tree: nodes.Template) -> Iterator[str]:
+def _names(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Name):
         if node.name in DANGEROUS_NAMES:
             yield f"line {node.lineno}: name {node.name!r}"
 
 
-def _calls(tree: nodes.Template) -> Iterator[str]:
+def _calls(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Call):
         func = node.node
         called = func.attr if isinstance(func, nodes.Getattr) else getattr(func, "name", None)
@@ -96,21 +118,71 @@ def _calls(tree: nodes.Template) -> Iterator[str]:
             yield f"line {node.lineno}: call to {called}()"
 
 
-def _filters(tree: nodes.Template) -> Iterator[str]:
+def _filters(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Filter):
         if node.name == "attr":
             yield f"line {node.lineno}: |attr filter (attribute access by name)"
 
 
-def _strings(tree: nodes.Template) -> Iterator[str]:
+def _strings(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.Const):
         if isinstance(node.value, str) and _DUNDER_TEXT.search(node.value):
             yield f"line {node.lineno}: string {node.value[:40]!r} names a dunder"
 
 
-def _imports(tree: nodes.Template) -> Iterator[str]:
+def _imports(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all((nodes.Import, nodes.FromImport, nodes.Include, nodes.Extends)):
         yield f"line {node.lineno}: {type(node).__name__.lower()} of another template"
+
+
+def _built_strings(tree: _Nodes, folder: Folder) -> Iterator[str]:
+    """Strings the template builds at render time (``'_' * 2 ~ 'class'``, ``|join``, ``%``...)."""
+    if folder.exhausted:
+        yield "builds more string combinations than hfvet folds: what it builds is unknown"
+        return
+    for node in tree.find_all(nodes.Expr):
+        if isinstance(node, nodes.Const):
+            continue
+        for text in strings(folder.fold(node)):
+            if _DUNDER_TEXT.search(text) or text in DANGEROUS_NAMES or text in DANGEROUS_CALLS:
+                yield f"line {node.lineno}: expression builds {text[:40]!r}"
+                break
+
+
+def _built_keys(tree: _Nodes, folder: Folder) -> Iterator[str]:
+    """``x[key]`` is attribute access in Jinja: a key built to a private name is an attribute walk."""
+    for node in tree.find_all(nodes.Getitem):
+        if not isinstance(node.arg, nodes.Const):
+            for key in strings(folder.fold(node.arg)):
+                if key.startswith("_"):
+                    yield f"line {node.lineno}: subscript key builds {key[:40]!r}"
+                    break
+
+
+def _attribute_filters(tree: _Nodes, folder: Folder) -> Iterator[str]:
+    for node in tree.find_all(nodes.Filter):
+        if node.name not in _ATTRIBUTE_FILTERS:
+            continue
+        if node.name == "map" and node.args and "attr" in strings(folder.fold(node.args[0])):
+            yield f"line {node.lineno}: |map('attr', ...) (attribute access by name)"
+            continue
+        named = [kw.value for kw in node.kwargs if kw.key == "attribute"]
+        named += node.args[:1] if node.name in _POSITIONAL_ATTRIBUTE else []
+        for value in named:
+            for attribute in strings(folder.fold(value)):
+                if any(part.startswith("_") for part in attribute.split(".")):
+                    yield f"line {node.lineno}: |{node.name} reads attribute {attribute[:40]!r}"
+
+
+def _aliases(tree: _Nodes, folder: Folder) -> Iterator[str]:
+    """``{% set c = cycler %}`` then ``c.x``: a gadget global reached under another name."""
+    del folder
+    aliases = {a.target.name: a.node.name for a in tree.find_all(nodes.Assign)
+               if isinstance(a.target, nodes.Name) and isinstance(a.node, nodes.Name)
+               and (a.node.name in GADGET_GLOBALS or a.node.name in DANGEROUS_NAMES)}
+    for node in tree.find_all(nodes.Getattr):
+        if isinstance(node.node, nodes.Name) and node.node.name in aliases:
+            yield f"line {node.lineno}: attribute walk {aliases[node.node.name]}.{node.attr} via {node.node.name!r}"
 
 
 def _has_string(node: nodes.Node) -> bool:

@@ -1,0 +1,49 @@
+"""Other repos a repo makes its loader or its reader fetch: the report's ``references`` (DESIGN §6.2).
+
+A PEFT adapter loads ``base_model_name_or_path`` at ``revision``; an ``auto_map`` entry
+``org/name--module.Class`` makes transformers download and run that repo's code; a card's
+``from_pretrained("org/name")`` is what users paste. Vetting this repo says nothing about those,
+so each is listed (from ``repo-reference`` findings) for the policy to require them vetted too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from app.core.findings import Finding
+
+REFERENCE_RULE = "repo-reference"
+
+
+@dataclass(frozen=True)
+class RepoReference:
+    repo: str  # `org/name` on the Hub
+    revision: str | None  # as written (branch, tag or commit); None: the default branch
+    path: str  # the file that names it
+    via: str  # how it is reached: `adapter base model`, `auto_map AutoModel`, `from_pretrained`...
+
+    def evidence(self) -> str:
+        """The finding's evidence: one JSON object, parsed back by ``references_from``."""
+        return json.dumps({"repo": self.repo, "revision": self.revision, "via": self.via}, sort_keys=True)
+
+
+def parse_reference(path: str, evidence: str | None) -> RepoReference | None:
+    """The reference a ``repo-reference`` finding's evidence names; None when it is not one."""
+    try:
+        data = json.loads(evidence or "")
+        revision = data.get("revision")
+        return RepoReference(str(data["repo"]), None if revision is None else str(revision), path, str(data["via"]))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def references_from(findings: Iterable[Finding]) -> tuple[RepoReference, ...]:
+    """One entry per (repo, revision, path, via), in finding order."""
+    seen: dict[RepoReference, None] = {}
+    for finding in findings:
+        ref = parse_reference(finding.path, finding.evidence) if finding.rule == REFERENCE_RULE else None
+        if ref is not None:
+            seen.setdefault(ref, None)
+    return tuple(seen)
