@@ -6,8 +6,6 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-import typer
-
 from app.errors import HfvetError
 
 if TYPE_CHECKING:
@@ -35,6 +33,7 @@ def for_verdict(verdict: Verdict) -> int:
 
 def fail(*lines: str) -> NoReturn:
     """Print each line as an error on stderr and exit 2."""
+    import typer  # on use: `hfvet gate --server` runs without typer (app/cli/fast_gate.py)
     from rich.console import Console
     from rich.text import Text
 

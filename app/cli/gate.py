@@ -7,19 +7,18 @@ Deploy scripts call it before every pull, so it imports only what the chosen pat
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli import exit_codes
+from app.cli.gate_answer import exit_for, refusal_lines
 
 if TYPE_CHECKING:
     from app.services.gating import GateResult
 
-_SHA = re.compile(r"[0-9a-f]{40}")
-_EXIT = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "moved": exit_codes.EXIT_MOVED, "denied": exit_codes.EXIT_FAILED}
+__all__ = ["exit_for", "explain_refusal", "gate_cmd", "local_gate"]
 
 
 def gate_cmd(
@@ -82,24 +81,12 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
         store.close()
 
 
-def exit_for(doc: dict[str, Any]) -> int:
-    """Approved only when the answer says so in every way; anything odd from a server is an error."""
-    status = doc.get("status")
-    if status == "approved":
-        ok = doc.get("approved") is True and _SHA.fullmatch(str(doc.get("revision"))) is not None
-        return exit_codes.EXIT_OK if ok else exit_codes.EXIT_ERROR
-    return _EXIT.get(str(status), exit_codes.EXIT_ERROR)
-
-
 def explain_refusal(doc: dict[str, Any], repo: str, revision: str | None) -> None:
     from rich.console import Console
     from rich.text import Text
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    where = f"{doc.get('repo') or repo}@{doc.get('revision') or revision or '(newest approved)'}"
-    policy = (doc.get("policy") or {}).get("name", "?")
-    err.print(Text.assemble(("refused: ", "bold red"), f"{where} is {doc.get('status')}"
-                            + (f" ({doc['verdict']})" if "verdict" in doc else "")
-                            + f" under policy {policy}"))
-    for reason in doc.get("reasons") or []:
-        err.print(Text(f"  - {reason}"))
+    headline, *reasons = refusal_lines(doc, repo, revision)
+    err.print(Text.assemble(("refused: ", "bold red"), headline.removeprefix("refused: ")))
+    for reason in reasons:
+        err.print(Text(reason))

@@ -1,0 +1,32 @@
+"""What a gate answer means for a deploy script: its exit code and the lines that explain a refusal.
+
+Free of typer and rich: `hfvet gate --server` (app/cli/fast_gate.py) runs on it alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.cli import exit_codes
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_EXIT = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "moved": exit_codes.EXIT_MOVED, "denied": exit_codes.EXIT_FAILED}
+
+
+def exit_for(doc: dict[str, Any]) -> int:
+    """Approved only when the answer says so in every way; anything odd from a server is an error."""
+    status = doc.get("status")
+    if status == "approved":
+        ok = doc.get("approved") is True and _SHA.fullmatch(str(doc.get("revision"))) is not None
+        return exit_codes.EXIT_OK if ok else exit_codes.EXIT_ERROR
+    return _EXIT.get(str(status), exit_codes.EXIT_ERROR)
+
+
+def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[str]:
+    """``refused: ORG/NAME@REV is STATUS (VERDICT) under policy P``, then one ``  - reason`` each."""
+    where = f"{doc.get('repo') or repo}@{doc.get('revision') or revision or '(newest approved)'}"
+    policy = (doc.get("policy") or {}).get("name", "?")
+    verdict = f" ({doc['verdict']})" if "verdict" in doc else ""
+    return [f"refused: {where} is {doc.get('status')}{verdict} under policy {policy}",
+            *(f"  - {reason}" for reason in doc.get("reasons") or [])]
