@@ -52,7 +52,7 @@ class PickleScanner:
                  "joblib.load would read array data hfvet cannot size from the dtype state; that reading "
                  "stops there (the plain pickle.load reading goes on)"),
         RuleInfo(joblib_reading.RULE_JOBLIB_SIDE_FILE, Severity.HIGH,
-                 "an old joblib wrapper makes joblib.load np.load(allow_pickle=True) a side file (high "
+                 "an old joblib wrapper makes joblib.load open a side file with numpy, pickles allowed (high "
                  "when its name leaves the folder or is computed, else medium)"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),

@@ -363,7 +363,7 @@ def _as_bytes(arg: object) -> bytes | None:
         return arg
     if isinstance(arg, str):
         try:
-            return arg.encode("latin-1")  # protocol-0 text: how pickle.loads(s.encode("latin-1")) gets it
+            return arg.encode("latin-1")  # protocol-0 text: the unpickler reads it as latin-1 bytes
         except UnicodeEncodeError:
             return arg.encode("utf-8", "surrogatepass")
     return None

@@ -15,7 +15,7 @@ LZ4 = [{"path": "model.joblib", "format": "lz4"}]
 
 @pytest.mark.parametrize(("rule", "files"), [
     ("joblib-array-unsized", JOBLIB),  # joblib.load reads on past what hfvet vetted
-    ("joblib-side-file", JOBLIB),  # np.load(allow_pickle=True) of a file outside the folder
+    ("joblib-side-file", JOBLIB),  # numpy opens a file outside the folder, pickles allowed
     ("container-unreadable", LZ4),  # an lz4 file joblib reads and hfvet cannot
 ])
 @pytest.mark.parametrize(("repo", "expected"), [("nvidia/model", Verdict.REVIEW), ("someone/model", Verdict.REJECT)])

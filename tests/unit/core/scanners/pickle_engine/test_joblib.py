@@ -197,7 +197,7 @@ def test_wrapper_subclass_off_the_allowlist_is_critical() -> None:
 @pytest.mark.parametrize(("name", "severity"), [("model.pkl_01.npy", "medium"), ("../../etc/x.npy", "high"),
                                                  ("/tmp/x.npy", "high")])
 def test_old_side_file_wrapper_names_the_file_np_load_opens(name: str, severity: str) -> None:
-    # joblib < 0.10 NDArrayWrapper.read: np.load(os.path.join(dirname, filename), allow_pickle=True).
+    # joblib < 0.10 NDArrayWrapper.read: numpy opens os.path.join(dirname, filename) with pickles allowed.
     w = (op.glob("joblib.numpy_pickle", "NDArrayWrapper") + op.EMPTY_TUPLE + op.NEWOBJ + op.EMPTY_DICT
          + op.short_uni("filename") + op.short_uni(name) + op.SETITEM + op.BUILD)
     found = [f for f in findings(joblib_file(w, b"")) if f.rule == "joblib-side-file"]

@@ -71,7 +71,7 @@ def test_an_encoded_inner_pickle_is_walked(encoding: str, opcode: str) -> None:
     if opcode == "SHORT_BINBYTES" and len(payload) > 255:
         pytest.skip("does not fit a one-byte length")
     if opcode == "BINUNICODE":
-        constant = op.uni(payload.decode("latin-1"))  # a str: pickle.loads(s.encode("latin-1"))
+        constant = op.uni(payload.decode("latin-1"))  # a str: the unpickler reads it as latin-1 bytes
     else:
         constant = {"BINBYTES": op.binbytes, "SHORT_BINBYTES": op.short_binbytes,
                     "BYTEARRAY8": op.bytearray8}[opcode](payload)
