@@ -21,6 +21,7 @@ from app.services.store import open_store
 from app.settings import Settings
 from app.sources.hub import HubClient
 from app.sources.hub_download import hub_fetcher
+from tests.download_support import assert_untouched, destination, tree
 
 NVIDIA = "nvidia/DeepSeek-V4-Flash-NVFP4"
 CANADA = "canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP"
@@ -69,10 +70,7 @@ def hub(hub_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 @pytest.fixture
 def dest(tmp_path: Path) -> Path:
-    folder = tmp_path / "deploy" / "model"
-    folder.mkdir(parents=True)
-    (folder / "keep.txt").write_text("mine\n")
-    return folder
+    return destination(tmp_path)
 
 
 def vet(repo: str) -> None:
@@ -88,15 +86,6 @@ def download(repo: str, local_dir: Path, *args: str) -> tuple[int, str, str]:
 def repo_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and p.name != ".hub.json"}
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def assert_untouched(dest: Path) -> None:
-    assert tree(dest) == {"keep.txt": b"mine\n"}
-    assert [p.name for p in dest.parent.iterdir()] == [dest.name]  # the staging folder is gone
 
 
 def test_the_approved_vendor_repo_downloads_verified(hub: CountingHub, hub_root: Path, tmp_path: Path) -> None:

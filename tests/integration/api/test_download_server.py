@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from app.cli.main import app
 from app.examples import build_examples
 from app.hubfixture import AppServer, create_app
+from tests.download_support import assert_untouched as shared_untouched
+from tests.download_support import destination, tree
 from tests.integration.api.live import SlowHub
 from tests.integration.api.served import hfvet, live_server
 from tests.integration.api.test_gate_client import CannedServer
@@ -71,10 +73,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture
 def dest(tmp_path: Path) -> Path:
-    folder = tmp_path / "deploy" / "model"
-    folder.mkdir(parents=True)
-    (folder / "keep.txt").write_text("mine\n")
-    return folder
+    return destination(tmp_path)
 
 
 def download(served: Served, repo: str, local_dir: Path, *args: str, server: str | None = None,
@@ -87,17 +86,12 @@ def download(served: Served, repo: str, local_dir: Path, *args: str, server: str
     return result.exit_code, result.stdout, result.stderr
 
 
-def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 def repo_files(root: Path) -> dict[str, bytes]:
     return {k: v for k, v in tree(root).items() if k != ".hub.json"}
 
 
 def assert_untouched(dest: Path) -> None:
-    assert tree(dest) == {"keep.txt": b"mine\n"}
-    assert sorted(p.name for p in dest.parent.iterdir() if p.name != "hf-home") == [dest.name]  # no staging left
+    shared_untouched(dest, beside=frozenset({"hf-home"}))
 
 
 def test_the_servers_approval_is_downloaded_and_verified(served: Served, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from app.services.downloads import (
     download,
 )
 from app.sources.hub_errors import HubUnreachable
+from tests.download_support import assert_untouched, destination, tree
 
 SHA = "c" * 40
 FILES = {
@@ -77,22 +78,9 @@ def flip_last_byte(file: Path) -> None:
     file.write_bytes(bytes(data))
 
 
-def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture
 def dest(tmp_path: Path) -> Path:
-    """A destination with a file of its own, which a refused download must leave as it was."""
-    folder = tmp_path / "deploy" / "model"
-    folder.mkdir(parents=True)
-    (folder / "keep.txt").write_text("mine\n")
-    return folder
-
-
-def assert_untouched(dest: Path) -> None:
-    assert tree(dest) == {"keep.txt": b"mine\n"}
-    assert [p.name for p in dest.parent.iterdir()] == [dest.name]  # no staging folder left behind
+    return destination(tmp_path)
 
 
 def test_a_clean_download_lands_exactly_the_manifest(origin: Path, tmp_path: Path) -> None:
