@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from app.core.scanners.python_code.taint import own_nodes
+
 LOAD_TIME_METHODS = frozenset({
     "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__class_getitem__",
     "__setstate__", "__getattr__",
@@ -46,7 +48,7 @@ def _index(tree: ast.Module) -> tuple[dict[ast.AST, str], dict[str, list[ast.AST
 def reachable_from(tree: ast.Module) -> dict[str, list[ast.AST]]:
     """For each module function, class (its constructor) and ``Class.method``: what calling it runs."""
     functions, by_name, classes = _index(tree)
-    callees = {fn: list(dict.fromkeys(_called_from(_own_nodes(fn), by_name, classes))) for fn in functions}
+    callees = {fn: list(dict.fromkeys(_called_from(own_nodes(fn, FUNCTIONS), by_name, classes))) for fn in functions}
     starts: dict[str, list[ast.AST]] = {qual: [node] for node, qual in functions.items()}
     for cls in classes:
         starts[cls] = by_name.get(f"{cls}.__init__", []) + by_name.get(f"{cls}.__new__", [])
@@ -78,7 +80,7 @@ def load_time_functions(tree: ast.Module, everything: bool = False) -> dict[ast.
             queue.append(callee)
     while queue:
         caller = queue.pop()
-        for callee in _called_from(_own_nodes(caller), by_name, classes):
+        for callee in _called_from(own_nodes(caller, FUNCTIONS), by_name, classes):
             if callee not in reasons:
                 reasons[callee] = f"called from {functions.get(caller, '?')}"
                 queue.append(callee)
@@ -130,15 +132,6 @@ def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
         elif isinstance(node, ast.Lambda):
             continue
         else:
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, FUNCTIONS):
             stack.extend(ast.iter_child_nodes(node))
 
 

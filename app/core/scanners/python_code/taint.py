@@ -31,7 +31,7 @@ class Taint:
 
     def _scope(self, scope: ast.AST, outer: dict[str, str]) -> dict[str, str]:
         tainted = dict(outer)
-        nodes = list(_own_nodes(scope))
+        nodes = list(own_nodes(scope))
         for _ in range(PASSES):
             for node in nodes:
                 if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.AugAssign) and node.value:
@@ -42,13 +42,13 @@ class Taint:
         return tainted
 
 
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a scope, without descending into nested functions (their own scopes)."""
+def own_nodes(scope: ast.AST, nested: tuple[type[ast.AST], ...] = FUNCTION_SCOPES) -> Iterator[ast.AST]:
+    """Nodes of a scope, without descending into ``nested`` (functions: scopes of their own)."""
     stack = list(ast.iter_child_nodes(scope))
     while stack:
         node = stack.pop()
         yield node
-        if not isinstance(node, FUNCTION_SCOPES):
+        if not isinstance(node, nested):
             stack.extend(ast.iter_child_nodes(node))
 
 
