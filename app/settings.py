@@ -17,6 +17,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.scanners.peers.corroboration import PeersMode
+
 _PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
 
 
@@ -49,6 +51,10 @@ class Settings(BaseSettings):
     )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+    peers: PeersMode = Field(
+        "auto", description="Corroborating engines (picklescan, modelscan): `auto` skips them on files hfvet's "
+        "engine walked completely and found clean; `always` runs them on every file they handle."
+    )
 
     def store_url(self) -> str:
         """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""

@@ -73,7 +73,7 @@ def scan_local(
         raise InputError(f"no such file or directory: {path}")
     decide = decide_for(policy_path, settings)
     source = LocalSource(path, repo_id=repo_id, revision=revision, limits=limits)
-    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers)
+    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers, settings=settings)
 
 
 def vet_remote(
@@ -103,7 +103,7 @@ def vet_remote(
     hub = HubClient.from_settings(settings).until(budget)
     source = HubSource.open(repo_id, revision, hub=hub)
     checks = [identity_check(store, repo_id)] if store is not None else []
-    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks)
+    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
 
 
@@ -116,12 +116,13 @@ def _run(
     workers: int,
     started: float | None = None,
     repo_checks: Sequence[RepoCheck] = (),
+    settings: Settings | None = None,
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
         return vet(
             source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started,
-            repo_checks=repo_checks,
+            repo_checks=repo_checks, peers=settings.peers if settings else "auto",
         )
 
 
