@@ -168,7 +168,9 @@ def _run_scanners(
         corroborates = getattr(scanner, "corroborates", None)
         if corroborates is not None:
             own = next((o for o in outcomes if o.scanner == corroborates), None)
-            others = [f for o in outcomes if o.scanner != corroborates for f in o.findings]
+            # hfvet's other scanners only: every peer gets the same decision, whatever another peer said.
+            others = [f for o in outcomes if o.scanner != corroborates and o.scanner not in engines
+                      for f in o.findings]
             engines[scanner.name] = peer_decision(peers, ctx.file.format, own, others, readings, ctx.blob)
             if engines[scanner.name] == SKIPPED_CLEAN:
                 continue

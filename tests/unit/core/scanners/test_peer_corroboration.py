@@ -5,6 +5,7 @@ Samples are written here with inert payload strings; nothing is ever loaded.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.picklescan_scanner import PicklescanScanner
 from app.examples.pickles import PickleWriter, TorchTensor, state_dict_pickle
 from app.examples.torchfiles import write_torch_zip
+from app.render.sarif import sarif_document
+from app.render.text import TextRenderer
 from app.sources.local import LocalSource
 
 PEERS = ("picklescan", "modelscan")
@@ -145,3 +148,23 @@ def test_the_opcode_guard_counts_a_stream_once_for_both_peers(
     assert len(counts) == 1
     assert {f.rule for f in report.findings} == {"limit-exceeded"}  # both peers refused, from the one count
     assert {f.scanner for f in report.findings} == set(PEERS)
+
+
+def test_a_torch_zip_member_the_peers_unpickle_by_name_keeps_them_running(tmp_path: Path) -> None:
+    path = tmp_path / "r" / "pytorch_model.bin"
+    write_torch_zip(path, TENSORS)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("archive/extra.dat", b"plain bytes, no pickle")  # hfvet sniffs it; the peers unpickle it
+    engines = _engines(_vet(tmp_path / "r"), "pytorch_model.bin")
+    assert engines == {p: "ran: the peers unpickle members by name that hfvet's engine only sniffs" for p in PEERS}
+
+
+def test_text_and_sarif_say_which_peers_ran(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "r", "clean.pkl", state_dict_pickle(TENSORS))
+    _write(folder, "hostile.pkl", state_dict_pickle(TENSORS, payload=PAYLOAD))
+    report = _vet(folder)
+    text = TextRenderer().render(report)
+    assert "picklescan ran on 1, skipped on 1 (clean walks)" in " ".join(text.split())
+    engines = sarif_document(report)["runs"][0]["properties"]["engines"]
+    assert engines["clean.pkl"]["modelscan"] == SKIPPED_CLEAN
+    assert engines["hostile.pkl"]["modelscan"].startswith("ran: ")
