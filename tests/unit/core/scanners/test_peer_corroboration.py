@@ -28,6 +28,8 @@ from app.examples.pickles import PickleWriter, TorchTensor, state_dict_pickle
 from app.examples.torchfiles import write_torch_zip
 from app.render.sarif import sarif_document
 from app.render.text import TextRenderer
+from app.services.vetting import scan_local
+from app.settings import Settings
 from app.sources.local import LocalSource
 
 PEERS = ("picklescan", "modelscan")
@@ -168,3 +170,13 @@ def test_text_and_sarif_say_which_peers_ran(tmp_path: Path) -> None:
     engines = sarif_document(report)["runs"][0]["properties"]["engines"]
     assert engines["clean.pkl"]["modelscan"] == SKIPPED_CLEAN
     assert engines["hostile.pkl"]["modelscan"].startswith("ran: ")
+
+
+def test_hfvet_peers_in_the_environment_reaches_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _write(tmp_path / "r", "model.pkl", state_dict_pickle(TENSORS))
+    monkeypatch.setenv("HFVET_PEERS", "always")
+    report = scan_local(folder, settings=Settings(), policy_path=Path("interim"))
+    assert _engines(report, "model.pkl") == {p: "ran: HFVET_PEERS=always" for p in PEERS}
+    monkeypatch.setenv("HFVET_PEERS", "sometimes")
+    with pytest.raises(ValueError, match="peers"):
+        Settings()
