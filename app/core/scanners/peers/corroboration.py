@@ -11,6 +11,8 @@ else, and ``always``, runs them.
 from __future__ import annotations
 
 import posixpath
+import zipfile
+import zlib
 from collections.abc import Sequence
 from typing import Literal
 
@@ -30,6 +32,7 @@ SKIPPABLE_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORC
 # Zip members the peers unpickle by name whatever they hold, while hfvet's engine sniffs them
 # (it unpickles by name only .pkl/.pickle, as torch.load does): their runs could differ.
 _PEER_ONLY_NAMES = (".joblib", ".dill", ".dat", ".data", ".npy")
+_CRC_CHUNK = 1024 * 1024
 
 
 def peer_decision(
@@ -63,18 +66,44 @@ def _why_run(fmt: str, own: ScanOutcome | None, findings: Sequence[Finding], rea
         return "another scanner flagged the file"
     if readings > 1:
         return "loaders read the file in more than one way"
-    if fmt == Format.PYTORCH_ZIP and _peer_only_members(blob):
-        return "the peers unpickle members by name that hfvet's engine only sniffs"
+    if fmt == Format.PYTORCH_ZIP:
+        return _zip_reason(blob)
     return None
 
 
-def _peer_only_members(blob: Blob) -> bool:
+def _zip_reason(blob: Blob) -> str | None:
     try:
-        members = zip_reader.read_directory(blob)  # parsed already by the sniffer and the walk
+        infos, _comment = zip_reader.read_infos(blob)  # parsed already by the sniffer and the walk
     except CorruptStream:
-        return True
-    return any(
-        not m.is_dir and not zip_reader.is_torch_storage(m.name)
-        and posixpath.basename(m.name.lower()).endswith(_PEER_ONLY_NAMES)
-        for m in members
-    )
+        return "the zip directory does not parse"
+    read = [i for i in infos if not i.is_dir() and not zip_reader.is_torch_storage(i.filename)]
+    if any(posixpath.basename(i.filename.lower()).endswith(_PEER_ONLY_NAMES) for i in read):
+        return "the peers unpickle members by name that hfvet's engine only sniffs"
+    if not all(_reads_alike(blob, i) for i in read):
+        return "a member zipfile would refuse (CRC, flags, names) where torch reads it"
+    return None
+
+
+def _reads_alike(blob: Blob, info: zipfile.ZipInfo) -> bool:
+    """Whether zipfile (modelscan's reader) yields the member as torch does: stored, not flagged
+    encrypted, the local name the same, the CRC right. The bytes are those hfvet's walk just read
+    (the per-file read cache serves them again)."""
+    member = zip_reader.ZipMember(info.filename, info.header_offset, info.compress_type, info.compress_size,
+                                  info.file_size, False, info.orig_filename, info.flag_bits)
+    if member.method != zip_reader.STORED or member.flags & zip_reader.ENCRYPTED:
+        return False
+    try:
+        header = zip_reader.local_header(blob, member)
+        if zip_reader.local_name(blob, header) != info.orig_filename:
+            return False
+        data = zip_reader.raw_blob(blob, member, header.data_offset)
+        return _crc(data) == info.CRC
+    except CorruptStream:
+        return False
+
+
+def _crc(blob: Blob) -> int:
+    crc = 0
+    for offset in range(0, blob.size, _CRC_CHUNK):
+        crc = zlib.crc32(blob.read(offset, _CRC_CHUNK), crc)
+    return crc

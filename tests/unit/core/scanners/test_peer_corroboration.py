@@ -6,6 +6,7 @@ Samples are written here with inert payload strings; nothing is ever loaded.
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -180,3 +181,17 @@ def test_hfvet_peers_in_the_environment_reaches_the_scan(tmp_path: Path, monkeyp
     monkeypatch.setenv("HFVET_PEERS", "sometimes")
     with pytest.raises(ValueError, match="peers"):
         Settings()
+
+
+def test_a_member_zipfile_refuses_but_torch_reads_keeps_the_peers_running(tmp_path: Path) -> None:
+    path = tmp_path / "r" / "pytorch_model.bin"
+    data = state_dict_pickle(TENSORS)
+    write_torch_zip(path, TENSORS)
+    crc = zlib.crc32(data).to_bytes(4, "little")
+    raw = path.read_bytes()
+    assert raw.count(crc) == 2  # the local header and the central directory entry of data.pkl
+    path.write_bytes(raw.replace(crc, (zlib.crc32(data) ^ 1).to_bytes(4, "little")))
+    report = _vet(tmp_path / "r")
+    reason = "ran: a member zipfile would refuse (CRC, flags, names) where torch reads it"
+    assert _engines(report, "pytorch_model.bin") == {p: reason for p in PEERS}
+    assert "scan-error" in {f.rule for f in report.findings if f.scanner == "modelscan"}
