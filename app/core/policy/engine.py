@@ -6,6 +6,7 @@ findings or files not fully vetted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -14,13 +15,14 @@ from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy.activation import build_activation
 from app.core.policy.cel import CelEvalError, run_bool
-from app.core.policy.facts import FindingFact, PolicyFacts, facts_from
+from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, ReferenceJudge, facts_from
 from app.core.policy.floor import apply_floor
 from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
 from app.core.policy.waivers import INFO, apply_waivers
 from app.core.ports import DecideFn
+from app.core.repo_refs import RepoReference, references_from
 from app.core.report import FileReport
 from app.core.verdict import Decision, Reason, Verdict, most_severe
 
@@ -50,13 +52,35 @@ def evaluate(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = N
     return explain(policy, facts, today=today).decision
 
 
-def make_decide(policy: LoadedPolicy) -> DecideFn:
-    """The pipeline's `decide=` hook for this policy."""
+def make_decide(policy: LoadedPolicy, judge: ReferenceJudge | None = None) -> DecideFn:
+    """The pipeline's `decide=` hook for this policy; ``judge`` says which referenced repos the store approves."""
 
     def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
-        return evaluate(policy, facts_from(manifest, findings, files))
+        return evaluate_referencing(policy, facts_from(manifest, findings, files), references_from(findings), judge)
 
     return decide
+
+
+def evaluate_referencing(policy: LoadedPolicy, facts: PolicyFacts, references: Sequence[RepoReference],
+                         judge: ReferenceJudge | None) -> Decision:
+    """evaluate(), with ``judge`` asked about ``references`` only when the verdict could depend on it.
+
+    Asking may cost hub calls (a branch is resolved), so first the policy is run with every reference
+    unknown and with every one approved: when both give the same verdict, that verdict stands.
+    Without a judge every reference is unknown: not vetted, not approved (fail closed).
+    """
+    unknown = evaluate(policy, facts)
+    if judge is None or not references or not reads_references(policy):
+        return unknown
+    assumed = [ReferenceFact(repo=r.repo, revision=r.revision, vetted=True, approved=True) for r in references]
+    if evaluate(policy, facts.model_copy(update={"reference_status": assumed})).verdict is unknown.verdict:
+        return unknown
+    return evaluate(policy, facts.model_copy(update={"reference_status": list(judge(references))}))
+
+
+def reads_references(policy: LoadedPolicy) -> bool:
+    """Does a rule read `referenced_repos`? Only then can a reference's approval change the verdict."""
+    return any("referenced_repos" in rule.when for rule in policy.model.rules)
 
 
 def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = None) -> Evaluation:
