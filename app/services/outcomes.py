@@ -5,11 +5,14 @@ Shared by the gate, the listings, the reviews and the judge of referenced repos 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from app.core.gate import Outcome
-from app.core.policy import LoadedPolicy, facts_from_report_dict
-from app.core.policy.engine import evaluate_referencing, reads_references
+from app.core.policy import LoadedPolicy, evaluate, facts_from_report_dict
+from app.core.policy.engine import depends_on_references, reads_references
 from app.core.policy.facts import ReferenceJudge
 from app.core.repo_refs import REFERENCE_RULE, RepoReference, parse_reference
 from app.core.review import Review, apply_review
@@ -38,13 +41,21 @@ def policy_outcome(report: StoredReport, policy: LoadedPolicy, judge: ReferenceJ
     ``judge`` says which referenced repos the store approves now; without one, none is (fail closed).
     """
     references = stored_references(report) if reads_references(policy) else ()
-    if report.policy_sha256 == policy.sha256 and not references:
+    facts = None
+    depends = bool(references) and _DEPENDS.get(_depends_key(report, policy)) is not False
+    if depends:
+        facts = facts_from_report_dict(report.document, f"report {report.id}")
+        depends = depends_on_references(policy, facts, references)
+        _DEPENDS.put(_depends_key(report, policy), depends)
+    if report.policy_sha256 == policy.sha256 and not depends:
         verdict = report.verdict
         reasons = [f"{r.get('rule')}: {r.get('message')}" for r in report.document.get("reasons") or []]
         by = f"policy {report.policy_name}"
     else:
-        facts = facts_from_report_dict(report.document, f"report {report.id}")
-        decision = evaluate_referencing(policy, facts, references, judge)
+        facts = facts or facts_from_report_dict(report.document, f"report {report.id}")
+        if depends:  # the references as the store judges them now; unknown without a judge (fail closed)
+            facts = facts.model_copy(update={"reference_status": list(judge(references) if judge else ())})
+        decision = evaluate(policy, facts)
         verdict = decision.verdict.value
         reasons = [f"{r.rule}: {r.message}" for r in decision.reasons]
         by = _redecided_by(report, policy, verdict)
@@ -54,6 +65,38 @@ def policy_outcome(report: StoredReport, policy: LoadedPolicy, judge: ReferenceJ
         approved = False
         reasons.append(LOCAL_SCAN)
     return Outcome(report.sha, approved, verdict, tuple(reasons), report.decided_at, by)
+
+
+class _Memo:
+    """Whether a report's verdict depends on its references, per (report, policy, day): none of them changes.
+
+    Without it every uncached gate answer would re-run the check for every stored report that
+    merely mentions a base model (a card's `base_model`), which is most vendor quants.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[object, ...], bool] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> bool | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: tuple[object, ...], value: bool) -> None:
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+_DEPENDS = _Memo()
+
+
+def _depends_key(report: StoredReport, policy: LoadedPolicy) -> tuple[object, ...]:
+    # The report's id with its repo, commit and time: ids alone repeat across stores in one process (tests).
+    # Today's date too: a waiver of a rule that reads references may expire.
+    return (report.id, report.repo_id, report.sha, report.decided_at, policy.sha256, datetime.now(UTC).date())
 
 
 def _redecided_by(report: StoredReport, policy: LoadedPolicy, verdict: str) -> str:

@@ -172,3 +172,26 @@ def test_an_answer_that_resolved_a_branch_is_not_cached(store: Store) -> None:
     assert first.approved is True and first.asked_hub is True
     head["sha"] = SHA_C  # the base's main moved to a commit nobody vetted; the store did not change
     assert cached_gate(cache, ADAPTER, SHA_A, store=store, policy=DEFAULT, resolve=resolve).approved is False
+
+
+def test_whether_a_verdict_depends_on_references_is_worked_out_once_per_report(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.services.outcomes as outcomes
+
+    source = MemorySource({"README.md": b"---\nbase_model: meta-llama/Llama-3.1-8B\n---\n"}, repo_id="nvidia/quant",
+                          revision=SHA_A, facts=HUB)
+    report = vet(source, [RepoReferenceScanner()], decide=make_decide(DEFAULT))
+    assert report.references and report.verdict.value == "approve"
+    with store.session() as session:
+        save_report(session, report, requested_revision="main", actor="test")
+    checked: list[object] = []
+    real = outcomes.depends_on_references
+
+    def counting(*args: object, **kwargs: object) -> bool:
+        checked.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(outcomes, "depends_on_references", counting)
+    for _ in range(3):  # a card mention: the recorded verdict stands, and the check is not repeated
+        assert gate("nvidia/quant", SHA_A, store=store, policy=DEFAULT, resolve=no_hub).approved is True
+    assert len(checked) == 1
