@@ -140,8 +140,6 @@ def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]
     return (repo, sha, policy.sha256)
 
 
-
-
 def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:
     if revision is None:
         return None
