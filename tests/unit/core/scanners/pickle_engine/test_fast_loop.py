@@ -21,10 +21,13 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from app.core.findings import FindingSink
+from app.core.formats.blobs import BytesBlob
+from app.core.formats.detect import Format
 from app.core.limits import Limits
 from app.core.scanners.pickle_engine import analysis, fast_loop, gc_pause, nested, reader
 from app.core.scanners.pickle_engine.calls import _holds_unsafe_global, _is_safe_callable
 from app.core.scanners.pickle_engine.values import OPAQUE, Const, DictVal, GlobalRef, ListVal, TupleVal, Value, leaves
+from app.core.scanners.pickle_engine.walker import ContainerWalker
 from app.examples.pickles import TorchTensor, state_dict_pickle
 from tests.samples import hostile
 from tests.samples import opcodes as op
@@ -156,6 +159,24 @@ def test_the_fast_loop_takes_nearly_every_opcode(monkeypatch: pytest.MonkeyPatch
     _, opcodes, *_ = _outcome(data, Limits())
     assert opcodes == sum(1 for _ in pickletools.genops(data)) > 40_000
     assert general < 20  # PROTO, the last bytes of each window, STOP
+
+
+def test_the_walker_hands_on_the_opcode_count_of_each_stream() -> None:
+    pkl = _torch_state_dict(30, memoized=True)
+    data = op.zip_bytes({"archive/data.pkl": pkl, "archive/byteorder": b"little", "archive/version": b"3\n"})
+    walker = ContainerWalker(FindingSink("m.bin", "hfvet-pickle"), Limits())
+    walker.scan(BytesBlob(data), Format.PYTORCH_ZIP, "m.bin")
+    counts = {c.member: (c.opcodes, c.complete) for c in walker.opcode_counts}
+    assert counts["archive/data.pkl"] == (sum(1 for _ in pickletools.genops(pkl)), True)
+    assert counts["archive/byteorder"] == (1, False)  # "little" is walked leniently: LIST, then a break
+    assert walker.opcodes == sum(n for n, _ in counts.values())
+
+
+def test_a_stream_cut_short_is_counted_as_incomplete() -> None:
+    walker = ContainerWalker(FindingSink("m.pkl", "hfvet-pickle"), Limits())
+    walker.scan(BytesBlob(hostile.truncated_payload()), Format.PICKLE, "m.pkl")
+    assert [c.complete for c in walker.opcode_counts] == [False]
+    assert walker.opcodes > 0
 
 
 def test_the_collector_pause_is_shared_and_restores_the_collector() -> None:
