@@ -27,6 +27,7 @@ from app.core.scanners.pickle_engine.values import (
     DictVal,
     GlobalRef,
     ListVal,
+    Opaque,
     TupleVal,
     Value,
     describe,
@@ -50,6 +51,7 @@ COMMAND_OR_CODE = re.compile(
 # URLs and sensitive system paths: suspicious as call arguments, not in object state (BUILD
 # state, items added to an object), where a trainer's output_dir of /root/... or a config's
 # hub URL is ordinary data.
+_SCALARS = (Const, Call, Opaque)  # what holds no global where leaves() looks (it does not enter calls)
 _LEAF_DEPTH = 4  # container levels searched for globals handed to an allowlisted callable (leaves' default)
 URL_OR_SYSTEM_PATH = re.compile(
     r"(https?|ftp)://|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
@@ -157,6 +159,8 @@ def _holds_unsafe_global(value: Value, depth: int) -> bool:
     for remaining in range(depth, -1, -1):
         below: list[Value] = []
         for item in level:
+            if isinstance(item, _SCALARS):
+                continue  # most arguments: one test
             if isinstance(item, GlobalRef):
                 if not _is_safe_callable(item):
                     return True

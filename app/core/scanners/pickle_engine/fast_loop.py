@@ -74,6 +74,7 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
     stack, memo, metastack = machine.stack, machine.memo, machine.metastack
     append = stack.append
     int_consts: dict[int, Const] = {}  # sizes and strides repeat: one constant each per window
+    plain_refs: dict[Value, bool] = {}  # callables (by identity: memoized globals repeat) -> _plain_call
     i = first
     stop = n - _LONGEST_FIXED  # every fixed-size argument of an opcode before here is in the window
     try:
@@ -139,8 +140,10 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                     break
                 args = stack.pop()
                 func = stack.pop()
-                if type(func) is GlobalRef and _plain_call(func.module, func.name) and not calls.holds_unsafe_global(
-                        args):
+                plain = plain_refs.get(func)
+                if plain is None:
+                    plain = plain_refs[func] = type(func) is GlobalRef and _plain_call(func.module, func.name)
+                if plain and (args is _EMPTY_TUPLE or not calls.holds_unsafe_global(args)):
                     append(Call(func, args, opcode="REDUCE"))  # what machine.call returns; nothing to report
                 else:
                     result.opcodes = count + 1
