@@ -51,13 +51,13 @@ COMMAND_OR_CODE = re.compile(
 # URLs and sensitive system paths: suspicious as call arguments, not in object state (BUILD
 # state, items added to an object), where a trainer's output_dir of /root/... or a config's
 # hub URL is ordinary data.
-_SCALARS = (Const, Call, Opaque)  # what holds no global where leaves() looks (it does not enter calls)
-_LEAF_DEPTH = 4  # container levels searched for globals handed to an allowlisted callable (leaves' default)
 URL_OR_SYSTEM_PATH = re.compile(
     r"(https?|ftp)://|(^|[\s'\"=:])(/etc|/root|/proc|/sys|/boot|/bin|/sbin|/usr/s?bin|/var/spool|/dev/shm)/"
     r"|~/|/\.ssh\b|\.bashrc\b|\.profile\b|authorized_keys|[A-Za-z]:\\\\(windows|users)\\\\",
     re.IGNORECASE,
 )
+_SCALARS = (Const, Call, Opaque)  # what holds no global where leaves() looks (it does not enter calls)
+_LEAF_DEPTH = 4  # container levels searched for globals handed to an allowlisted callable (leaves' default)
 
 
 @dataclass(frozen=True)

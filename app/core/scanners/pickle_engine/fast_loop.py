@@ -39,7 +39,7 @@ _U2 = struct.Struct("<H").unpack_from
 _U4 = struct.Struct("<I").unpack_from
 _I4 = struct.Struct("<i").unpack_from
 _U8 = struct.Struct("<Q").unpack_from
-# Constants are never changed once pushed: small ones are shared, not built per opcode.
+# Constants and tuples are never changed once pushed: small or empty ones are shared, not built per opcode.
 _SMALL_INTS = tuple(Const(i) for i in range(256))
 _FIXED = {0x4E: Const(None), 0x88: Const(True), 0x89: Const(False)}
 _EMPTY_TUPLE = TupleVal(())
