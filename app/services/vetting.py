@@ -10,24 +10,20 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-
-from sqlalchemy.exc import SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from app.core.limits import Limits
 from app.core.pipeline import default_decide, vet
-from app.core.policy.engine import make_decide
-from app.core.policy.errors import PolicyError
-from app.core.policy.loader import load_policy
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
-from app.db.repository import save_report
-from app.db.session import Store
 from app.errors import InputError
 from app.services.identity import identity_check
-from app.services.store import StoreError
 from app.settings import Settings
 from app.sources.local import LocalSource
+
+if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
+    from app.db.session import Store
 
 # (number of files, label) -> a context yielding the per-file callback, or None for no progress.
 ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
@@ -48,6 +44,11 @@ def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
         policy_path = settings.policy
     if is_interim(policy_path):
         return default_decide
+    # The policy engine (and its CEL parser) loads only when a policy decides.
+    from app.core.policy.engine import make_decide
+    from app.core.policy.errors import PolicyError
+    from app.core.policy.loader import load_policy
+
     try:
         return make_decide(load_policy(settings.resolve_policy(policy_path)))
     except PolicyError as exc:
@@ -131,6 +132,11 @@ def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn 
 
 def record(store: Store, report: Report, *, requested_revision: str | None, actor: str) -> int:
     """Store a vet's report (with its manifest) so the gate can answer for its commit."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.db.repository import save_report
+    from app.services.store import StoreError
+
     try:
         with store.session() as session:
             return save_report(session, report, requested_revision=requested_revision, actor=actor)
