@@ -74,8 +74,13 @@ def _save(rules: Any, cache_file: Path, key: str) -> None:
     payload = buffer.getvalue()
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=cache_file.parent, prefix=".yara-", delete=False) as tmp:
-            tmp.write(_seal(key, payload) + payload)
-        os.replace(tmp.name, cache_file)
+        fd, name = tempfile.mkstemp(dir=cache_file.parent, prefix=".yara-")
     except OSError:
-        return
+        return  # the next start compiles again
+    temporary = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(_seal(key, payload) + payload)
+        os.replace(temporary, cache_file)
+    except OSError:
+        temporary.unlink(missing_ok=True)

@@ -27,6 +27,7 @@ def test_the_first_compile_is_saved_and_the_next_load_matches_alike(tmp_path: Pa
     loaded = yara_cache.compiled_rules(PATHS, tmp_path)
     assert matched(fresh) == matched(loaded) != []
     assert cache_files(tmp_path) == [saved]
+    assert list(tmp_path.glob(".yara-*")) == []  # the temporary file became the cache file
 
 
 def test_a_load_does_not_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
