@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.scanners import yara_cache
+from app.core.scanners import yara_cache, yara_scanner
 from app.core.scanners.yara_scanner import RULES_DIR
 
 PATHS = sorted(RULES_DIR.glob("*.yar"))
@@ -85,3 +85,8 @@ def test_the_cache_lives_under_xdg_cache_home(tmp_path: Path, monkeypatch: pytes
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert yara_cache.cache_dir() == tmp_path / ".cache" / "hfvet"
+
+
+def test_the_scanner_reads_the_same_metadata_the_rule_checks_validate() -> None:
+    _, metas = yara_scanner.load_rules()
+    assert metas == {path.stem: yara_scanner._check_file(path) for path in PATHS}
