@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import SecretStr
@@ -16,13 +16,13 @@ from app.core.gate import is_commit
 from app.core.limits import Limits
 from app.core.ports import SourceError
 from app.core.report import Report
-from app.db.session import Store
 from app.errors import HfvetError
 from app.render import RENDERERS
-from app.services.references import DEFAULT_BRANCH
-from app.services.store import open_store
 from app.services.vetting import record, scan_local, vet_remote
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.db.session import Store
 
 
 def scan(
@@ -51,7 +51,7 @@ def scan(
     if revision is not None and not is_commit(revision):
         exit_codes.fail(f"--revision must be a 40-hex commit sha, not {revision!r}")
     settings = Settings()
-    store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: open_store(settings))
+    store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: _open_store(settings))
     report = exit_codes.guard(
         lambda: scan_local(path, settings=settings, repo_id=repo, revision=revision, policy_path=policy,
                            limits=limits, progress=vet_progress)
@@ -90,7 +90,7 @@ def vet(
         exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
     limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
-    store = None if no_store else exit_codes.guard(lambda: open_store(settings))  # fail before hub traffic
+    store = None if no_store else exit_codes.guard(lambda: _open_store(settings))  # fail before hub traffic
     report = exit_codes.guard(
         lambda: vet_remote(
             repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress,
@@ -108,6 +108,8 @@ def vet(
 
 def _vet_references(report: Report, settings: Settings, store: Store, policy: Path | None, limits: Limits) -> None:
     """Vet and store each referenced repo; one that cannot be vetted is said on stderr, and the rest go on."""
+    from app.services.references import DEFAULT_BRANCH  # the store's modules: only when references are vetted
+
     for repo, revision in dict.fromkeys((r.repo, r.revision or DEFAULT_BRANCH) for r in report.references):
         try:
             done = vet_remote(repo, settings=settings, revision=revision, policy_path=policy, limits=limits,
@@ -138,6 +140,12 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
     if token is not None:
         changes["hf_token"] = SecretStr(token)
     return settings.model_copy(update=changes)
+
+
+def _open_store(settings: Settings) -> Store:
+    from app.services.store import open_store  # the database libraries: only when a report is stored
+
+    return open_store(settings)
 
 
 def _actor() -> str:

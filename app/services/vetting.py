@@ -10,25 +10,21 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-
-from sqlalchemy.exc import SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from app.core.limits import Limits
 from app.core.pipeline import default_decide, vet
-from app.core.policy.engine import make_decide
-from app.core.policy.errors import PolicyError
-from app.core.policy.loader import LoadedPolicy, load_policy
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
-from app.db.repository import save_report
-from app.db.session import Store
 from app.errors import InputError
 from app.services.identity import identity_check
-from app.services.references import StoreJudge
-from app.services.store import StoreError
 from app.settings import Settings
 from app.sources.local import LocalSource
+
+if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
+    from app.core.policy.loader import LoadedPolicy
+    from app.db.session import Store
 
 # (number of files, label) -> a context yielding the per-file callback, or None for no progress.
 ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
@@ -44,7 +40,11 @@ def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
     and it cannot be the active policy, since the gate needs a real one to re-decide reports.
     """
     policy = policy_for(policy_path, settings)
-    return default_decide if policy is None else make_decide(policy)
+    if policy is None:
+        return default_decide
+    from app.core.policy.engine import make_decide  # the policy engine (and its CEL parser): only when one decides
+
+    return make_decide(policy)
 
 
 def policy_for(policy_path: Path | None, settings: Settings) -> LoadedPolicy | None:
@@ -55,6 +55,9 @@ def policy_for(policy_path: Path | None, settings: Settings) -> LoadedPolicy | N
         policy_path = settings.policy
     if is_interim(policy_path):
         return None
+    from app.core.policy.errors import PolicyError
+    from app.core.policy.loader import load_policy
+
     try:
         return load_policy(settings.resolve_policy(policy_path))
     except PolicyError as exc:
@@ -113,6 +116,9 @@ def vet_remote(
     source = HubSource.open(repo_id, revision, hub=hub)
     decide: DecideFn = default_decide
     if policy is not None:
+        from app.core.policy.engine import make_decide
+        from app.services.references import StoreJudge  # the store's rules: only when a policy decides
+
         judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub))
         decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
     checks = [identity_check(store, repo_id)] if store is not None else []
@@ -144,6 +150,11 @@ def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn 
 
 def record(store: Store, report: Report, *, requested_revision: str | None, actor: str) -> int:
     """Store a vet's report (with its manifest) so the gate can answer for its commit."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.db.repository import save_report
+    from app.services.store import StoreError
+
     try:
         with store.session() as session:
             return save_report(session, report, requested_revision=requested_revision, actor=actor)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from app.core.findings import FindingSink, Severity
-from app.core.formats import numpy_format, sevenzip, zip_reader
+from app.core.formats import numpy_format, zip_reader
 from app.core.formats.blobs import READ_BUFFER, BytesBlob, open_blob
 from app.core.formats.detect import (
     HEAD_BYTES,
@@ -241,6 +241,8 @@ class ContainerWalker:
                 self._in_torch_zip -= is_torch
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
+        from app.core.formats import sevenzip  # py7zr: loaded only when a 7z archive appears
+
         # Every member is extracted into memory at once (solid blocks): hold the whole cap.
         with self.memory.reserve(self.limits.expansion_cap(blob.size)):
             files = sevenzip.extract_members(open_blob(blob), self.limits, blob.size)
