@@ -13,7 +13,7 @@ from typing import Literal
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy.activation import build_activation
-from app.core.policy.cel import CelEvalError, run_bool
+from app.core.policy.cel import Activation, CelEvalError, run_bool
 from app.core.policy.facts import FindingFact, PolicyFacts, facts_from
 from app.core.policy.floor import apply_floor
 from app.core.policy.identity import lookalike_of, tier_of
@@ -93,7 +93,7 @@ def _combine(
     return verdict, reasons
 
 
-def _run_rule(policy: LoadedPolicy, rule: Rule, activation: dict[str, object]) -> RuleResult:
+def _run_rule(policy: LoadedPolicy, rule: Rule, activation: Activation) -> RuleResult:
     try:
         fired = run_bool(policy.programs[rule.id], activation)
     except CelEvalError as exc:
