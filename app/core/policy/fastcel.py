@@ -96,6 +96,8 @@ def _scalar_kind(value: Any) -> type:
 
 
 def _equal(a: Any, b: Any) -> bool:
+    if type(a) is str and type(b) is str:  # the common case first
+        return a == b
     kind_a, kind_b = _scalar_kind(a), _scalar_kind(b)
     if kind_a is kind_b:
         return bool(a == b)

@@ -18,7 +18,7 @@ from .helpers import POLICIES
 
 VALUES: dict[str, Any] = {
     "s": "abc", "e": "", "n": None, "i": 3, "big": 2**62, "b": True, "f": 1.5,
-    "l": ["a", "b"], "mixed": ["a", 1, None], "nums": [1, 2, 3], "m": {"k": 1, "s": "x"},
+    "l": ["a", "b"], "mixed": ["a", 1, None], "nums": [1, 2, 3], "m": {"k": 1, "s": "x", "none": None},
     "recs": [{"rule": "x", "rank": 1}, {"rule": "y", "rank": 3}], "dates": {"d": date(2026, 1, 2)},
 }
 
@@ -27,7 +27,7 @@ ANSWERED = [
     "s == 'abc'", "s != \"abd\"", "n == null", "!(s == null)", "null != s", "i >= 3", "i < 4", "s < 'b'",
     "!(s in l)", "'a' in l", "!('z' in l)", "'a' in mixed", "2 in nums", "'k' in m", "!('z' in m)",
     "!(s in l) && b", "b || x_undeclared", "!(false && s)", "size(l) == 2", "l.size() == 2", "size(s) == 3",
-    "has(m.k)", "!has(m.z)", "m.k == 1", "nums[1] == 2", "(l + ['c'])[2] == 'c'", "s + 'd' == 'abcd'",
+    "has(m.k)", "has(m.none)", "!has(m.z)", "m.k == 1", "nums[1] == 2", "(l + ['c'])[2] == 'c'", "s + 'd' == 'abcd'",
     "i + 1 == 4", "i - 5 == -2", "i * 2 == 6", "-i == -3", "b ? i == 3 : false",
     "s.startsWith('ab')", "s.endsWith('c')", "s.contains('bc')", "e.contains('')",
     "recs.exists(r, r.rule == 'y' && r.rank > 2)", "recs.all(r, r.rank >= 1)", "!recs.all(r, r.rank > 1)",
