@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from app.core.policy.fastcel import FastFn, Unsure, fast_program
+from app.core.policy.fastcel import FastFn, fast_program
 
 if TYPE_CHECKING:
     import celpy
@@ -131,27 +131,24 @@ def to_plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def to_cel(value: Any) -> Any:
-    """Plain JSON-able data -> celpy values (dates and other odd types become strings)."""
-    from celpy.adapter import json_to_cel  # lazy, see the module docstring
-
-    return json_to_cel(to_plain(value))
-
-
 def run_bool(program: CelProgram, activation: Activation) -> bool:
     """Evaluate; anything but a CEL bool is an error (the engine fails closed on it).
 
     The fast path answers when it is sure; otherwise celpy evaluates, with its own messages.
     """
-    if program.fast is not None:
-        try:
-            result = program.fast(activation.plain)
-        except Unsure:
-            pass
-        else:
-            if type(result) is bool:
-                return result
-    return _run_celpy(program, activation)
+    fast = _fast_answer(program, activation)
+    return fast if fast is not None else _run_celpy(program, activation)
+
+
+def _fast_answer(program: CelProgram, activation: Activation) -> bool | None:
+    """The fast path's bool, or None: outside the subset, unsure, or not a bool (celpy says why)."""
+    if program.fast is None:
+        return None
+    try:
+        result = program.fast(activation.plain)
+    except Exception:  # noqa: BLE001 - Unsure, or any surprise (deep nesting...): celpy decides
+        return None
+    return result if type(result) is bool else None
 
 
 def _run_celpy(program: CelProgram, activation: Activation) -> bool:
