@@ -14,8 +14,12 @@ from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt,
 from app.cli.progress import vet_progress
 from app.core.gate import is_commit
 from app.core.limits import Limits
+from app.core.ports import SourceError
 from app.core.report import Report
+from app.db.session import Store
+from app.errors import HfvetError
 from app.render import RENDERERS
+from app.services.references import DEFAULT_BRANCH
 from app.services.store import open_store
 from app.services.vetting import record, scan_local, vet_remote
 from app.settings import Settings
@@ -71,11 +75,19 @@ def vet(
     token: Annotated[str | None, typer.Option("--token", help="Hub token (default: $HF_TOKEN).")] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the verdict in the store.")] = False,
+    with_references: Annotated[
+        bool, typer.Option("--with-references", help="Then vet and store each repo the report references (adapter "
+                           "base model, auto_map code, card base_model...), at the commit its revision names now; "
+                           "one level deep, one line each on stderr. The printed report and exit code stay this "
+                           "repo's; `hfvet gate` re-decides it with the references' approval.")
+    ] = False,
 ) -> None:
     """Vet a repo from the hub at a pinned commit, reading only what a loader would execute.
 
     The report is stored (HFVET_DATABASE_URL; SQLite by default) so `hfvet gate` can answer for it.
     """
+    if with_references and no_store:
+        exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
     limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
     store = None if no_store else exit_codes.guard(lambda: open_store(settings))  # fail before hub traffic
@@ -87,9 +99,26 @@ def vet(
     )
     if store is not None:
         exit_codes.guard(lambda: record(store, report, requested_revision=revision, actor=_actor()))
+        if with_references:
+            _vet_references(report, settings, store, policy, limits)
         store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def _vet_references(report: Report, settings: Settings, store: Store, policy: Path | None, limits: Limits) -> None:
+    """Vet and store each referenced repo; one that cannot be vetted is said on stderr, and the rest go on."""
+    for repo, revision in dict.fromkeys((r.repo, r.revision or DEFAULT_BRANCH) for r in report.references):
+        try:
+            done = vet_remote(repo, settings=settings, revision=revision, policy_path=policy, limits=limits,
+                              store=store)
+            record(store, done, requested_revision=revision, actor=_actor())
+        except (HfvetError, SourceError) as exc:
+            typer.echo(f"reference {repo}@{revision}: not vetted: {exc}", err=True)
+            continue
+        typer.echo(f"reference {repo}@{revision}: {done.verdict.value} at {done.revision}", err=True)
+    if report.references:
+        typer.echo(f"`hfvet gate {report.repo} --revision {report.revision}` judges it with these now", err=True)
 
 
 def snapshot_commit(path: Path) -> str | None:
