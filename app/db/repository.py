@@ -180,9 +180,13 @@ class OrgFilter:
     not_among: Collection[str] = ()
 
 
-def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: int, limit: int) -> list[RepoSummary]:
-    """Up to ``limit`` repos ordered by id, after the repo id ``after`` (a cursor) and ``offset`` more."""
+def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: int, limit: int,
+              contains: str | None = None) -> list[RepoSummary]:
+    """Up to ``limit`` repos ordered by id, after the repo id ``after`` (a cursor) and ``offset`` more;
+    with ``contains``, only repos whose id holds that text (case-insensitive, taken literally)."""
     query = _repos_where(select(RepoRow), orgs).order_by(RepoRow.repo_id).offset(offset).limit(limit)
+    if contains:
+        query = query.where(func.lower(RepoRow.repo_id).contains(contains.lower(), autoescape=True))
     if after is not None:
         query = query.where(RepoRow.repo_id > after)
     repos = list(session.execute(query).scalars())

@@ -40,6 +40,8 @@ class RepoQuery:
     limit: int = 50
     after: str | None = None  # the repo id a cursor names: list the ones after it
     offset: int = 0
+    search: str | None = None  # only repos whose id contains this text (case-insensitive)
+    deployable: bool = False  # only repos whose newest commit the gate approves now (a review may have settled it)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class RepoHistory:
 def list_repos(store: Store, policy: LoadedPolicy, query: RepoQuery) -> RepoPage:
     """One page of repos; ``next_after`` is set only when another matching repo exists."""
     matching = _matching(_candidates(store, policy, query), query)
-    skip = query.offset if query.verdict else 0  # without a verdict filter the store applied the offset
+    filtered = query.verdict is not None or query.deployable
+    skip = query.offset if filtered else 0  # without a verdict filter the store applied the offset
     found = list(islice(matching, skip, skip + query.limit + 1))
     page = found[: query.limit]
     more = len(found) > query.limit
@@ -86,10 +89,10 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
     """Repos in id order matching org and tier (filtered in SQL), read in batches."""
     orgs = _org_filter(policy, query)
     after = query.after
-    offset = 0 if query.verdict else query.offset  # with a verdict filter the offset counts matches
+    offset = 0 if query.verdict or query.deployable else query.offset  # with a verdict filter it counts matches
     while True:
         with store.session() as session:
-            batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH)
+            batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH, contains=query.search)
             reviews = _reviews_of_newest(session, batch)
         yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id)) for summary in batch)
         if len(batch) < _BATCH:
@@ -98,6 +101,8 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
 
 
 def _matching(items: Iterator[Listed], query: RepoQuery) -> Iterator[Listed]:
+    if query.deployable:
+        items = (i for i in items if i.effective is not None and i.effective.approved)
     if query.verdict is None:
         return items
     return (i for i in items if i.effective is not None and i.effective.verdict == query.verdict)
