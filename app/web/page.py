@@ -24,6 +24,7 @@ from app.core.ports import SourceError
 from app.db.tokens import ROLES, Principal
 from app.errors import HfvetError
 from app.services.accounts import holder
+from app.sources.hub_errors import HubAccessDenied, HubRepoNotFound, HubRevisionNotFound
 from app.web import formatting
 from app.web.session import Sessions, WebSession
 
@@ -141,6 +142,10 @@ class PageRoute(APIRoute):
                 return error_page(request, 422, "Bad request", "A parameter of this page is malformed.")
             except StarletteHTTPException as exc:
                 return error_page(request, exc.status_code, "Not available", str(exc.detail))
+            except (HubRepoNotFound, HubRevisionNotFound) as exc:
+                return error_page(request, 404, "Not on the hub", str(exc))
+            except HubAccessDenied as exc:
+                return error_page(request, 403, "The hub refused", str(exc))
             except (SourceError, HfvetError) as exc:
                 return error_page(request, 502, "The hub or the store did not answer", str(exc))
             except Exception:
