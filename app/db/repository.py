@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, Subquery, func, select, text
+from sqlalchemy import Connection, Select, Subquery, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -115,8 +115,12 @@ def report_document(session: Session, report_id: int) -> dict[str, Any] | None:
     return None if row is None else row.document
 
 
-def newest_reports(session: Session) -> list[StoredReport]:
-    """The newest report of every stored commit of every repo (what `policy diff --stored` replays)."""
+def newest_reports(session: Session, *, review_under: str | None = None) -> list[StoredReport]:
+    """The newest report of every stored commit of every repo (what `policy diff --stored` replays).
+
+    With ``review_under`` (a policy sha256), only those that may mean `review` under that policy:
+    recorded as `review` under it, or recorded under another policy (re-decided by the caller).
+    """
     newest = (
         select(ReportRow.revision_pk, func.max(ReportRow.id).label("report_id"))
         .group_by(ReportRow.revision_pk).subquery()
@@ -128,6 +132,9 @@ def newest_reports(session: Session) -> list[StoredReport]:
         .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
         .order_by(RepoRow.repo_id, ReportRow.decided_at)
     )
+    if review_under is not None:
+        query = query.where(or_(ReportRow.verdict == "review", ReportRow.policy_sha256.is_(None),
+                                ReportRow.policy_sha256 != review_under))
     return [_stored(row, sha, repo_id) for row, sha, repo_id in session.execute(query)]
 
 

@@ -33,8 +33,7 @@ def review_queue(store: Store, policy: LoadedPolicy) -> list[Queued]:
     """Commits waiting for a review, the longest-waiting first."""
     with store.session() as session:
         # Only a `review` verdict, or one recorded under another policy (it may re-decide to `review`), can queue.
-        candidates = [r for r in newest_reports(session) if not is_local_scan(r)
-                      and (r.verdict == "review" or r.policy_sha256 != policy.sha256)]
+        candidates = [r for r in newest_reports(session, review_under=policy.sha256) if not is_local_scan(r)]
         repos = reviewed_repos(session, sorted({r.repo_id for r in candidates}))
         reviews = {repo: effective_reviews(session, repo, reports_for(session, repo)) for repo in repos}
     queued = []

@@ -38,6 +38,10 @@ TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templat
 TEMPLATES.filters.update(formatting.FILTERS)
 
 
+# Only this server's own files: no inline script, no framing, forms post back here only.
+CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+
+
 class PageError(Exception):
     """An answer shown as the error page: ``status``, a title and what to do about it."""
 
@@ -89,6 +93,7 @@ class Page:
         sessions(self.request).save(self.request, response, self.session)
         response.headers.setdefault("Cache-Control", "no-store")  # pages show who is logged in
         response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Content-Security-Policy", CSP)
         return response
 
 

@@ -140,3 +140,10 @@ def test_empty_store_renders_empty_states(empty_client: TestClient) -> None:
     assert queue.status_code == 200 and "Nothing waits for a review" in queue.text
     assert empty_client.get("/ui/policy").status_code == 200
     assert empty_client.get(f"/ui/repos/{APPROVE_REPO}").status_code == 404
+
+
+def test_pages_are_not_cached_and_cannot_be_framed_or_run_inline_script(client: TestClient) -> None:
+    headers = client.get("/ui/").headers
+    assert headers["cache-control"] == "no-store" and headers["x-frame-options"] == "DENY"
+    assert "default-src 'self'" in headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
