@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import emit, machine_info, make_parser, median, table
 
 from app.db.models import RepoRow, ReportRow, ReviewRow, RevisionRow
+from app.db.repository import OrgFilter, repo_page
 from app.server import create_app
 from app.services.gating import active_policy
 from app.services.listing import encode_cursor
@@ -128,6 +129,20 @@ async def measure(settings: Settings, urls: dict[str, str], reps: int, warmup: i
     return results
 
 
+def lean_vs_whole(settings: Settings, reps: int) -> dict[str, list[float]]:
+    """CPU ms of one 102-repo read (the home page's first batch) with lean and with whole newest reports."""
+    store, policy = open_store(settings), active_policy(settings)
+    cpu: dict[str, list[float]] = {"lean (reasons, identity.endpoint)": [], "whole documents": []}
+    for _ in range(reps):
+        for name, lean in zip(cpu, (policy.sha256, None), strict=True):  # alternating
+            began = time.process_time()
+            with store.session() as session:
+                repo_page(session, OrgFilter(), after=None, offset=0, limit=102, lean_under=lean)
+            cpu[name].append((time.process_time() - began) * 1000)
+    store.close()
+    return cpu
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -146,17 +161,23 @@ def main() -> None:
         names = fill(settings, args.repos)
         filled = time.perf_counter() - began
         results = asyncio.run(measure(settings, cases(names), args.reps, args.warmup))
+        reads = lean_vs_whole(settings, args.reps)
     rows = []
     for name, samples in results.items():
         walls, cpus = [w for w, _ in samples], [c for _, c in samples]
         rows.append([name, f"{median(walls):.1f}", f"{percentile(walls, 0.9):.1f}", f"{median(cpus):.1f}",
                      f"{len(samples)}"])
     filtered = median([w for w, _ in results["filtered: org + deployable"]]) or 0.0
+    lean_rows = [[name, f"{median(values):.2f}", f"{len(values)}"] for name, values in reads.items()]
     emit("\n".join([
         f"Home page over {args.repos:,} repos (store filled in {filled:.1f} s), in-process ASGI, "
         f"{args.reps} requests per case, cases alternating:",
         "",
         table(["page", "median wall ms", "p90 wall ms", "median CPU ms", "requests"], rows),
+        "",
+        "The store read behind the first page (102 repos with their newest reports), alternating:",
+        "",
+        table(["newest reports read as", "median CPU ms", "reads"], lean_rows),
         "",
         machine_info(["fastapi", "sqlalchemy", "jinja2"]),
         f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
