@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from app.core.report import Report
 from app.db import tokens
 from app.db.repository import save_report
 from app.examples import build_examples
@@ -34,6 +35,7 @@ class World:
     store_file: Path
     secrets: dict[str, str]
     shas: dict[str, str]  # "review", "reject", "approve", "approve-v2" -> the vetted commit
+    strict_review: Report  # the `review` repo vetted under the strict policy (a reject there), not stored
 
 
 def add_template_revision(root: Path, repo_id: str, branch: str) -> None:
@@ -66,7 +68,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         with store.session() as session:
             secrets = {role: tokens.create(session, f"{role}-1", role, actor="test") for role in ROLES}
         store.close()
-        yield World(hub.url, store_file, secrets, shas)
+        strict = vet_remote(REVIEW_REPO, settings=settings, policy_path=Path("strict"))
+        yield World(hub.url, store_file, secrets, shas, strict)
 
 
 def make_settings(world: World, tmp_path: Path, **changes: object) -> Settings:

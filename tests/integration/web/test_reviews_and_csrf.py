@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.db.models import AuditRow, ReviewRow
+from app.db.repository import save_report
 from app.services.store import open_store
 from app.settings import Settings
 from tests.integration.vetted import REVIEW_REPO
@@ -120,3 +121,14 @@ def test_the_repo_page_shows_the_decisions_audit_trail(client: TestClient, world
         assert session.execute(select(func.count()).select_from(AuditRow).where(AuditRow.action == "review")
                                ).scalar_one() == 1
     store.close()
+
+
+def test_a_report_recorded_under_another_policy_queues_by_its_verdict_under_the_active_one(
+        client: TestClient, world: World, settings: Settings) -> None:
+    store = open_store(settings)
+    with store.session() as session:  # the newest report of the commit: `reject` under strict, `review` under default
+        save_report(session, world.strict_review, requested_revision="main", actor="test")
+    store.close()
+    html = client.get("/ui/reviews").text
+    assert re.findall(r'data-testid="review-row" data-repo="([^"]+)"', html) == [REVIEW_REPO]
+    assert "remote-code-auto-map" in html  # the reason the active policy gives, not the strict one
