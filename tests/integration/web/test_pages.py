@@ -82,8 +82,10 @@ def test_diff_shows_the_changed_chat_template_as_a_text_diff(client: TestClient,
     html = client.get(f"/ui/repos/{APPROVE_REPO}/diff",
                       params={"from": world.shas["approve"], "to": world.shas["approve-v2"]}).text
     section = html.split('data-testid="template-diff"', 1)[1].split("</section>", 1)[0]
-    added = [line for line in re.findall(r'<span class="add">(.*?)</span>', section)]
+    added = re.findall(r'<span class="add">(.*?)</span>', section)
     assert any("&lt;|changed in v2|&gt;" in line for line in added), TEMPLATE_EDIT
+    marked = re.findall(r"<mark>(.*?)</mark>", section)  # where in the one long line it changed
+    assert len(marked) == 1 and "changed in v2" in marked[0]
     assert 'data-testid="verdict-before"' in html and 'data-testid="verdict-after"' in html
     assert "No file added." in html
 
