@@ -8,7 +8,7 @@ from functools import partial
 
 from fastapi import FastAPI
 
-from app import __version__
+from app import __version__, web
 from app.api import errors, metrics
 from app.api.deps import AppState
 from app.api.fastgate import HfvetAPI
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
     errors.install(app)
     app.add_middleware(BodyLimit)
     app.include_router(api_router)
+    web.install(app, settings)  # the dashboard's pages under /ui/, after the API's routes
     return app
 
 

@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     server: str | None = Field(None, description="URL of an hfvet server the CLI asks instead of the local store.")
     token: SecretStr | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
     webhook_secret: SecretStr | None = Field(None, description="Shared secret of the Hugging Face webhook.")
+    session_secret: SecretStr | None = Field(
+        None, description="Key that signs dashboard session cookies (default: a random one per server process)."
+    )
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )

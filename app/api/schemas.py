@@ -36,9 +36,24 @@ class JobOut(BaseModel):
         )
 
 
+class UnresolvedOut(BaseModel):
+    repo: str
+    revision: str
+    error: str
+
+
+class ReferenceJobsOut(BaseModel):
+    """`with_references=1`: the vets queued for the repos the report references."""
+
+    jobs: list[JobOut]  # one per referenced (repo, commit); a vet already queued or running is joined
+    unresolved: list[UnresolvedOut]  # references the hub could not pin to a commit: nothing queued for them
+    pending: bool  # no report of this commit yet (the vet is still running): nothing queued; ask again with `wait`
+
+
 class VetOut(BaseModel):
     job: JobOut
     report: dict[str, Any] | None  # the §6.2 report once the job is done
+    references: ReferenceJobsOut | None = None  # only with `with_references=1`
 
 
 class EffectiveOut(BaseModel):

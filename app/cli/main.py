@@ -10,49 +10,79 @@ from __future__ import annotations
 import importlib
 import sys
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 from typer.main import get_group
 
 if TYPE_CHECKING:
-    from typer._click import Command, Context  # typer vendors click: these are its own types
+    from typer._click import Command, Context, HelpFormatter  # typer vendors click: these are its own types
 
-# name -> (module, attribute): a command function or a sub-Typer. The order is the order of --help.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "scan": ("app.cli.vet", "scan"),
-    "vet": ("app.cli.vet", "vet"),
-    "gate": ("app.cli.gate", "gate_cmd"),
-    "review": ("app.cli.review", "review_cmd"),
-    "download": ("app.cli.download", "download_cmd"),
-    "serve": ("app.cli.serve", "serve"),
-    "demo": ("app.cli.demo", "demo"),
-    "checks": ("app.cli.checks", "checks"),
-    "policy": ("app.cli.policy", "policy_app"),
-    "hub": ("app.cli.hub", "hub_app"),
-    "db": ("app.cli.db", "db_app"),
-    "token": ("app.cli.token", "token_app"),
+class CommandRef(NamedTuple):
+    module: str
+    attribute: str  # a command function or a sub-Typer
+    summary: str  # the first paragraph of its help: what `hfvet --help` lists (tests/unit/cli/test_startup.py)
+
+
+# The order is the order of --help. Listing them must not import them: `hfvet --help` stays light.
+COMMANDS: dict[str, CommandRef] = {
+    "scan": CommandRef("app.cli.vet", "scan",
+                       "Vet a local snapshot directory or a single file. Nothing is loaded or executed."),
+    "vet": CommandRef("app.cli.vet", "vet",
+                      "Vet a repo from the hub at a pinned commit, reading only what a loader would execute."),
+    "gate": CommandRef("app.cli.gate", "gate_cmd", "Exit 0 and print the approved 40-hex commit, or exit "
+                       "non-zero with the reasons on stderr."),
+    "review": CommandRef("app.cli.review", "review_cmd", "Approve or reject a vetted commit; the gate answers "
+                         "with the newest review from then on."),
+    "download": CommandRef("app.cli.download", "download_cmd", "Download an approved revision: exactly its "
+                           "vetted files, each checked against the approved hashes."),
+    "serve": CommandRef("app.cli.serve", "serve", "Serve the HTTP API (POST /vet, GET /gate, POST "
+                        "/webhooks/huggingface, ...) and the dashboard at /ui/,\nand run vets in this process."),
+    "demo": CommandRef("app.cli.demo", "demo", "Offline demo: serve the bundled example repos with the fixture "
+                       "hub, start `hfvet serve`, vet each\nrepo through POST /vet, print a table, then show the "
+                       "deploy gate for nvidia/... and canada-quant/...."),
+    "checks": CommandRef("app.cli.checks", "checks",
+                         "List every check hfvet runs (scanner, severity, rule id, meaning)."),
+    "policy": CommandRef("app.cli.policy", "policy_app",
+                         "Trust policies as code: check, test, explain a verdict, diff two policies."),
+    "hub": CommandRef("app.cli.hub", "hub_app", "The offline fixture hub (a stand-in for the Hugging Face Hub)."),
+    "db": CommandRef("app.cli.db", "db_app", "The verdict store (HFVET_DATABASE_URL; SQLite by default)."),
+    "token": CommandRef("app.cli.token", "token_app", "API tokens (stored hashed; a secret is shown once)."),
 }
 
 
 class LazyGroup(TyperGroup):
-    """A group whose commands are imported by name, on first use."""
+    """A group whose commands are imported by name, on first use; its help lists them unimported."""
+
+    listing = False  # set while help is formatted: commands are then only named and summarised
 
     def list_commands(self, ctx: Context) -> list[str]:
         return [*super().list_commands(ctx), *COMMANDS]
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         if cmd_name in COMMANDS:
-            return load_command(cmd_name)
+            return listed_command(cmd_name) if self.listing else load_command(cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+def listed_command(name: str) -> Command:
+    """A stand-in that only carries what the command list shows: its name and summary."""
+    return TyperCommand(name, help=COMMANDS[name].summary)
 
 
 @cache
 def load_command(name: str) -> Command:
     """The click command Typer builds for COMMANDS[name], exactly as if it had been registered up front."""
-    module, attribute = COMMANDS[name]
-    target = getattr(importlib.import_module(module), attribute)
+    ref = COMMANDS[name]
+    target = getattr(importlib.import_module(ref.module), ref.attribute)
     holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     holder.callback()(lambda: None)  # a callback keeps the holder a group, whatever it holds
     if isinstance(target, typer.Typer):

@@ -5,13 +5,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.core.ports import ProgressFn
 from app.core.report import FileReport
-from app.services.downloads import FileDoneFn
+
+if TYPE_CHECKING:  # a type only: importing downloads would load the gate and the store
+    from app.services.downloads import FileDoneFn
 
 
 @contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import SecretStr
@@ -14,11 +14,15 @@ from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt,
 from app.cli.progress import vet_progress
 from app.core.gate import is_commit
 from app.core.limits import Limits
+from app.core.ports import SourceError
 from app.core.report import Report
+from app.errors import HfvetError
 from app.render import RENDERERS
-from app.services.store import open_store
 from app.services.vetting import record, scan_local, vet_remote
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.db.session import Store
 
 
 def scan(
@@ -47,7 +51,7 @@ def scan(
     if revision is not None and not is_commit(revision):
         exit_codes.fail(f"--revision must be a 40-hex commit sha, not {revision!r}")
     settings = Settings()
-    store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: open_store(settings))
+    store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: _open_store(settings))
     report = exit_codes.guard(
         lambda: scan_local(path, settings=settings, repo_id=repo, revision=revision, policy_path=policy,
                            limits=limits, progress=vet_progress)
@@ -71,14 +75,22 @@ def vet(
     token: Annotated[str | None, typer.Option("--token", help="Hub token (default: $HF_TOKEN).")] = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the verdict in the store.")] = False,
+    with_references: Annotated[
+        bool, typer.Option("--with-references", help="Then vet and store each repo the report references (adapter "
+                           "base model, auto_map code, card base_model...), at the commit its revision names now; "
+                           "one level deep, one line each on stderr. The printed report and exit code stay this "
+                           "repo's; `hfvet gate` re-decides it with the references' approval.")
+    ] = False,
 ) -> None:
     """Vet a repo from the hub at a pinned commit, reading only what a loader would execute.
 
     The report is stored (HFVET_DATABASE_URL; SQLite by default) so `hfvet gate` can answer for it.
     """
+    if with_references and no_store:
+        exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
     limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
-    store = None if no_store else exit_codes.guard(lambda: open_store(settings))  # fail before hub traffic
+    store = None if no_store else exit_codes.guard(lambda: _open_store(settings))  # fail before hub traffic
     report = exit_codes.guard(
         lambda: vet_remote(
             repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress,
@@ -87,9 +99,28 @@ def vet(
     )
     if store is not None:
         exit_codes.guard(lambda: record(store, report, requested_revision=revision, actor=_actor()))
+        if with_references:
+            _vet_references(report, settings, store, policy, limits)
         store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def _vet_references(report: Report, settings: Settings, store: Store, policy: Path | None, limits: Limits) -> None:
+    """Vet and store each referenced repo; one that cannot be vetted is said on stderr, and the rest go on."""
+    from app.services.references import DEFAULT_BRANCH  # the store's modules: only when references are vetted
+
+    for repo, revision in dict.fromkeys((r.repo, r.revision or DEFAULT_BRANCH) for r in report.references):
+        try:
+            done = vet_remote(repo, settings=settings, revision=revision, policy_path=policy, limits=limits,
+                              store=store)
+            record(store, done, requested_revision=revision, actor=_actor())
+        except (HfvetError, SourceError) as exc:
+            typer.echo(f"reference {repo}@{revision}: not vetted: {exc}", err=True)
+            continue
+        typer.echo(f"reference {repo}@{revision}: {done.verdict.value} at {done.revision}", err=True)
+    if report.references:
+        typer.echo(f"`hfvet gate {report.repo} --revision {report.revision}` judges it with these now", err=True)
 
 
 def snapshot_commit(path: Path) -> str | None:
@@ -109,6 +140,12 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
     if token is not None:
         changes["hf_token"] = SecretStr(token)
     return settings.model_copy(update=changes)
+
+
+def _open_store(settings: Settings) -> Store:
+    from app.services.store import open_store  # the database libraries: only when a report is stored
+
+    return open_store(settings)
 
 
 def _actor() -> str:

@@ -5,22 +5,24 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
-from app.core.policy import LoadedPolicy, PolicyError, evaluate, facts_from_report_dict, load_policy
+from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, decide_gate, is_commit
+from app.core.policy import LoadedPolicy, PolicyError, load_policy
 from app.core.ports import SourceError
-from app.core.review import Review, apply_review
-from app.db.repository import StoredReport, manifest_of, reports_for, store_version
+from app.db.repository import manifest_of, reports_for, store_version
 from app.db.reviews import effective_reviews
 from app.db.session import Store
 from app.errors import HfvetError, InputError
+from app.services.outcomes import LOCAL_SCAN as LOCAL_SCAN
+from app.services.outcomes import Resolver as Resolver
+from app.services.outcomes import is_local_scan as is_local_scan
+from app.services.outcomes import outcome as outcome
+from app.services.outcomes import policy_outcome as policy_outcome
+from app.services.references import StoreJudge
 from app.settings import Settings
-
-Resolver = Callable[[str, str], str]  # (repo id, branch or tag) -> 40-hex commit on the hub now
 
 
 class GateError(HfvetError):
@@ -34,6 +36,7 @@ class GateResult:
     answer: Answer
     policy: LoadedPolicy
     files: list[dict[str, Any]]  # the approved commit's manifest; empty unless approved
+    asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
 
     @property
     def approved(self) -> bool:
@@ -67,23 +70,31 @@ def active_policy(settings: Settings) -> LoadedPolicy:
 
 
 def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver) -> GateResult:
-    """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision)."""
+    """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision).
+
+    Referenced repos are judged now, against the store (and the hub for their branches), so a base
+    model approved after this repo's vet counts without a re-vet.
+    """
     with store.session() as session:
         stored = reports_for(session, repo)
         reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
-    answer = decide_gate(revision, head, [outcome(r, policy, reviews.get(r.id)) for r in stored])
+    judge = StoreJudge(store, policy, resolve)
+    outcomes = [outcome(r, policy, reviews.get(r.id), judge.of((repo, r.sha))) for r in stored]
+    answer = decide_gate(revision, head, outcomes)
     files: list[dict[str, Any]] = []
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
-    return GateResult(repo, revision, answer, policy, files)
+    return GateResult(repo, revision, answer, policy, files, judge.asked_hub)
 
 
 class GateCache:
     """Answers for exact commits, kept while the store is unchanged (no report or review added since).
 
-    Only exact commits are cached: a branch's answer also depends on where the hub says it is now.
+    Only exact commits are cached: a branch's answer also depends on where the hub says it is now,
+    and so does an answer that judged a referenced repo at its branch (``GateResult.asked_hub``).
+    A pinned reference's approval changes only with a report or a review, which moves the version.
     """
 
     def __init__(self, size: int = 4096) -> None:
@@ -119,47 +130,14 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
     if hit is not None:
         return hit
     result = gate(repo, revision, store=store, policy=policy, resolve=resolve)
-    cache.put(key, version, result)
+    if not result.asked_hub:
+        cache.put(key, version, result)
     return result
 
 
 def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:
     """GateCache's key, for cached_gate and for the fast path that reads the cache (app.api.fastgate)."""
     return (repo, sha, policy.sha256)
-
-
-def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None) -> Outcome:
-    """The stored report's effective outcome: its policy outcome as its newest review changed it."""
-    if review is not None and review.decision == "approve" and is_local_scan(report):
-        review = None  # nobody can vouch that local bytes are the hub's commit: only a reject applies
-    return apply_review(policy_outcome(report, policy), review)
-
-
-def is_local_scan(report: StoredReport) -> bool:
-    """Recorded by `hfvet scan` of local files: never checked against the hub's commit."""
-    return not (report.document.get("identity") or {}).get("endpoint")
-
-
-def policy_outcome(report: StoredReport, policy: LoadedPolicy) -> Outcome:
-    """The stored report's outcome, re-decided when it was recorded under another policy."""
-    if report.policy_sha256 == policy.sha256:
-        verdict = report.verdict
-        reasons = [f"{r.get('rule')}: {r.get('message')}" for r in report.document.get("reasons") or []]
-        by = f"policy {report.policy_name}"
-    else:
-        decision = evaluate(policy, facts_from_report_dict(report.document, f"report {report.id}"))
-        verdict = decision.verdict.value
-        reasons = [f"{r.rule}: {r.message}" for r in decision.reasons]
-        by = f"policy {policy.name} (re-decided from the findings recorded under {report.policy_name})"
-    approved = verdict == "approve"
-    if approved and is_local_scan(report):
-        # A local scan's bytes were never checked against the hub's commit: it cannot vouch for it.
-        approved = False
-        reasons.append(LOCAL_SCAN)
-    return Outcome(report.sha, approved, verdict, tuple(reasons), report.decided_at, by)
-
-
-LOCAL_SCAN = "local-scan: recorded by `hfvet scan`; only `hfvet vet` from the hub approves a commit"
 
 
 def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:

@@ -7,11 +7,15 @@ a high `identity-changed` finding before the policy decides, so no policy approv
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.core.findings import Finding, RuleInfo, Severity
 from app.core.manifest import Manifest
 from app.core.ports import RepoCheck
-from app.db.repository import KnownIdentity, known_identity
-from app.db.session import Store
+
+if TYPE_CHECKING:  # the store's libraries load only when a store is open
+    from app.db.repository import KnownIdentity
+    from app.db.session import Store
 
 NAME = "store"
 RULE = "identity-changed"
@@ -32,6 +36,8 @@ def identity_changes(known: dict[str, str | None], facts: dict[str, object]) -> 
 
 def identity_check(store: Store, repo_id: str) -> RepoCheck:
     """A pipeline repo check comparing the hub's identity now with the one stored for ``repo_id``."""
+    from app.db.repository import known_identity
+
     with store.session() as session:
         known = known_identity(session, repo_id)
 

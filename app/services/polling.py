@@ -40,7 +40,7 @@ def poll_once(*, store: Store, jobs: JobQueue, policy: LoadedPolicy, resolve: Re
     with store.session() as session:
         refs = watched_refs(session)
     for repo, branches in sorted(refs.items()):
-        if not _approved(repo, store, policy):
+        if not _approved(repo, store, policy, resolve):
             continue  # nothing deployable to keep current
         with store.session() as session:
             vetted = {r.sha for r in reports_for(session, repo)}
@@ -51,9 +51,10 @@ def poll_once(*, store: Store, jobs: JobQueue, policy: LoadedPolicy, resolve: Re
     return result
 
 
-def _approved(repo: str, store: Store, policy: LoadedPolicy) -> bool:
-    """Has the repo an approved commit under the active policy? (The gate's own rule; no hub call.)"""
-    return gate(repo, None, store=store, policy=policy, resolve=_no_hub).approved
+def _approved(repo: str, store: Store, policy: LoadedPolicy, resolve: Resolver) -> bool:
+    """Has the repo an approved commit under the active policy? (The gate's own rule: the hub is asked
+    only for a referenced repo's branch, when the verdict depends on it.)"""
+    return gate(repo, None, store=store, policy=policy, resolve=resolve).approved
 
 
 def _check(repo: str, branch: str, vetted: set[str], jobs: JobQueue, resolve: Resolver, result: PollResult) -> None:
@@ -69,7 +70,3 @@ def _check(repo: str, branch: str, vetted: set[str], jobs: JobQueue, resolve: Re
     job = jobs.submit(repo, branch, head, requested_by=REQUESTED_BY)
     result.queued.append(job)
     log.info("poll: %s@%s moved to %s; vet job %s", repo, branch, head, job.id)
-
-
-def _no_hub(repo: str, revision: str) -> str:
-    raise AssertionError(f"the gate without a revision never resolves ({repo}@{revision})")

@@ -10,24 +10,21 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
-
-from sqlalchemy.exc import SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from app.core.limits import Limits
 from app.core.pipeline import default_decide, vet
-from app.core.policy.engine import make_decide
-from app.core.policy.errors import PolicyError
-from app.core.policy.loader import load_policy
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
-from app.db.repository import save_report
-from app.db.session import Store
 from app.errors import InputError
 from app.services.identity import identity_check
-from app.services.store import StoreError
 from app.settings import Settings
 from app.sources.local import LocalSource
+
+if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
+    from app.core.policy.loader import LoadedPolicy
+    from app.db.session import Store
 
 # (number of files, label) -> a context yielding the per-file callback, or None for no progress.
 ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
@@ -42,14 +39,27 @@ def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
     The severity-only interim verdict is never a default: only ``--policy interim`` asks for it,
     and it cannot be the active policy, since the gate needs a real one to re-decide reports.
     """
+    policy = policy_for(policy_path, settings)
+    if policy is None:
+        return default_decide
+    from app.core.policy.engine import make_decide  # the policy engine (and its CEL parser): only when one decides
+
+    return make_decide(policy)
+
+
+def policy_for(policy_path: Path | None, settings: Settings) -> LoadedPolicy | None:
+    """The policy of ``--policy`` when given, else the active one; None for the interim verdict."""
     if policy_path is None:
         if is_interim(settings.policy):
             raise InputError(f"HFVET_POLICY={INTERIM} is not a trust policy; use `--policy {INTERIM}` on one command")
         policy_path = settings.policy
     if is_interim(policy_path):
-        return default_decide
+        return None
+    from app.core.policy.errors import PolicyError
+    from app.core.policy.loader import load_policy
+
     try:
-        return make_decide(load_policy(settings.resolve_policy(policy_path)))
+        return load_policy(settings.resolve_policy(policy_path))
     except PolicyError as exc:
         raise InputError(str(exc)) from exc
 
@@ -88,20 +98,29 @@ def vet_remote(
 ) -> Report:
     """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit.
 
-    With a ``store``, an approved repo whose hub identity changed gets an `identity-changed` finding.
+    With a ``store``, an approved repo whose hub identity changed gets an `identity-changed` finding,
+    and the policy sees which referenced repos the store approves (branches resolved on the same hub);
+    without one, none is.
 
     ``limits.max_vet_seconds`` covers the whole vet, the manifest's listing included: past it, a
     hub call still under way fails (``HubTimeout``) and files not yet started are ``vet-timeout``.
     The report's ``identity.servedBy`` lists the hosts that served bytes.
     """
-    from app.sources.hub import Deadline, HubClient, HubSource  # the network client is only needed here
+    from app.sources.hub import Deadline, HubClient, HubSource, resolve_revision  # the network client: here only
 
     started = time.monotonic()
     limits = limits or Limits()
     budget = Deadline(started + limits.max_vet_seconds, f"the vet's {limits.max_vet_seconds:g}s budget (--timeout)")
-    decide = decide_for(policy_path, settings)  # a bad policy fails before any hub traffic
+    policy = policy_for(policy_path, settings)  # a bad policy fails before any hub traffic
     hub = HubClient.from_settings(settings).until(budget)
     source = HubSource.open(repo_id, revision, hub=hub)
+    decide: DecideFn = default_decide
+    if policy is not None:
+        from app.core.policy.engine import make_decide
+        from app.services.references import StoreJudge  # the store's rules: only when a policy decides
+
+        judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub))
+        decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
     checks = [identity_check(store, repo_id)] if store is not None else []
     report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
@@ -132,6 +151,11 @@ def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn 
 
 def record(store: Store, report: Report, *, requested_revision: str | None, actor: str) -> int:
     """Store a vet's report (with its manifest) so the gate can answer for its commit."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.db.repository import save_report
+    from app.services.store import StoreError
+
     try:
         with store.session() as session:
             return save_report(session, report, requested_revision=requested_revision, actor=actor)

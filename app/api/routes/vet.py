@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep, VetterDep
 from app.api.errors import ApiError
-from app.api.schemas import JobOut, VetOut
+from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
 from app.core.jobs import VetJob
 from app.db.repository import report_document
+from app.db.reviews import newest_report
+from app.services.references import reference_commits
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
@@ -27,9 +29,14 @@ def post_vet(
     repo: Annotated[str, Query(max_length=200, description="ORG/NAME on the hub.")],
     revision: Annotated[str, Query(max_length=256, description="Branch, tag or commit sha.")] = "main",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for the report.")] = 0,
+    with_references: Annotated[bool, Query(description="Also queue a vet of each repo the report references, "
+                                           "at the commit its revision names now (needs the report: see `wait`).")]
+    = False,
 ) -> VetOut:
     """Resolve `revision` to its commit, queue one vet per (repo, commit, policy); 200 with the report if
-    it finishes within `wait`, 502 `vet-failed` (with the job) if it failed, else 202 with the job."""
+    it finishes within `wait`, 502 `vet-failed` (with the job) if it failed, else 202 with the job.
+    `with_references=1` also queues the referenced repos' vets (in one transaction) once a report of the
+    commit exists: this one's, or an earlier vet's."""
     repo, revision = validation.repo_id(repo), validation.revision(revision)
     sha = app.resolve(repo, revision)  # hub errors map to clear 4xx/5xx; nothing is written before this
     job = app.jobs.submit(repo, revision, sha, requested_by=f"token:{who.name}")
@@ -40,7 +47,28 @@ def post_vet(
                        job=JobOut.of(job).model_dump(mode="json"))
     if job.status == "done":
         response.status_code = 200
-    return _out(app, job)
+    out = _out(app, job)
+    if with_references:
+        out.references = _queue_references(app, out.report or _stored_report(app, repo, sha), who.name)
+    return out
+
+
+def _queue_references(app: StateDep, report: dict[str, Any] | None, who: str) -> ReferenceJobsOut:
+    """Queue a vet of each repo ``report`` references (all or none: one transaction)."""
+    if report is None:
+        return ReferenceJobsOut(jobs=[], unresolved=[], pending=True)
+    wanted, unresolved = reference_commits(report, app.resolve)
+    jobs = app.jobs.submit_all(wanted, requested_by=f"token:{who}") if wanted else []
+    return ReferenceJobsOut(jobs=[JobOut.of(j) for j in jobs], pending=False,
+                            unresolved=[UnresolvedOut(repo=u.repo, revision=u.revision, error=u.error)
+                                        for u in unresolved])
+
+
+def _stored_report(app: StateDep, repo: str, sha: str) -> dict[str, Any] | None:
+    """The newest stored report of the commit (its references do not depend on the policy)."""
+    with app.store.session() as session:
+        found = newest_report(session, repo, sha)
+    return None if found is None else found.document
 
 
 @router.get("/vet/{job_id}", response_model=VetOut)

@@ -8,8 +8,8 @@ from typing import Any
 
 from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
-from app.core.policy.cel import to_cel
-from app.core.policy.facts import FindingFact, PolicyFacts
+from app.core.policy.cel import Activation, to_plain
+from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
 from app.core.policy.schema import TierName
 from app.core.policy.sources import source_owner
 from app.core.repo_refs import REFERENCE_RULE, parse_reference
@@ -56,8 +56,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("referenced_repos", "list(map)", "Other Hub repos this one loads or tells users to load "
              "(adapter base models, `auto_map` remote code, `_name_or_path`, `from_pretrained`, card "
              "`base_model`), from `repo-reference` findings after waivers: `repo`, `revision` (null: "
-             "unpinned), `path`, `via`. E.g. review any outside the publisher's org: "
-             "`referenced_repos.exists(r, !r.repo.startsWith(repo.org + \"/\"))`."),
+             "unpinned), `path`, `via`, and what the store says of it: `vetted`, `approved` (that commit "
+             "is approved under this policy, as the gate decides, reviews included) and `sha` (the commit "
+             "judged: a branch, tag or no revision is resolved on the hub; null if it could not be). "
+             "Without a store (`hfvet scan`, `--no-store`) every reference is unvetted and unapproved. "
+             "E.g. require each to be approved: `referenced_repos.exists(r, !r.approved)`."),
 )
 
 
@@ -75,8 +78,12 @@ def build_activation(
     identity: tuple[TierName, str | None],
     lists: dict[str, list[str]],
     sources: Mapping[str, Sequence[str]] | None = None,
-) -> dict[str, Any]:
-    """Plain values for every variable in VARIABLES, converted to celpy types."""
+) -> Activation:
+    """Values for every variable in VARIABLES, built once per decision.
+
+    Plain JSON values (see cel.Activation): the facts are validated models, so only the free-form
+    hub metadata needs a JSON round trip.
+    """
     tier, lookalike_of = identity
     sources = sources or {}
     repo = facts.repo
@@ -84,7 +91,7 @@ def build_activation(
     plain: dict[str, Any] = {
         "repo": {"id": repo.id, "org": repo.org, "name": repo.name, "revision": repo.revision,
                  "tier": tier, "lookalike": lookalike_of is not None, "lookalike_of": lookalike_of,
-                 "facts": repo.facts},
+                 "facts": to_plain(repo.facts)},  # hub metadata: anything JSON-able
         "files": [{"path": f.path, "size": f.size, "format": f.format, "scanned": f.scanned,
                    "sha256": f.sha256} for f in facts.files],
         "findings": [finding_map(f, sources) for f in findings],
@@ -96,17 +103,26 @@ def build_activation(
         "counts": {s.value: sum(1 for f in findings if f.severity is s) for s in Severity},
         "unscanned": [f.path for f in facts.files if not f.scanned],
         "formats": sorted({f.format for f in facts.files}),
-        "pickle_formats": list(LOADS_THROUGH_PICKLE),
+        "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
         "lists": lists,
-        "referenced_repos": referenced_repos(findings),
+        "referenced_repos": referenced_repos(findings, facts.reference_status),
     }
-    return {name: to_cel(value) for name, value in plain.items()}
+    return Activation(plain)
 
 
-def referenced_repos(findings: list[FindingFact]) -> list[dict[str, Any]]:
-    """The `repo-reference` findings as maps, one per (repo, revision, path, via)."""
+def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = ()) -> list[dict[str, Any]]:
+    """The `repo-reference` findings as maps, one per (repo, revision, path, via), with the store's judgement.
+
+    A reference the service did not judge is unvetted and unapproved: unknown never approves.
+    """
+    judged = {(s.repo, s.revision): s for s in status}
     refs = [parse_reference(f.path, f.evidence) for f in findings if f.rule == REFERENCE_RULE]
-    return [vars(r).copy() for r in dict.fromkeys(r for r in refs if r is not None)]
+    maps = []
+    for ref in dict.fromkeys(r for r in refs if r is not None):
+        known = judged.get((ref.repo, ref.revision))
+        maps.append(vars(ref) | {"vetted": bool(known and known.vetted), "approved": bool(known and known.approved),
+                                 "sha": known.sha if known else None})
+    return maps
 
 
 def top_level_names() -> set[str]:

@@ -52,9 +52,16 @@ verdict records the policy's name and sha256.
   capabilities); chat-template exploits, including built names, and download-and-run lines in
   metadata are critical; `repo-reference` is info, and every reference is in `referenced_repos`:
   the default's `referenced-repo-elsewhere` sends a repo to review when its loader fetches another
-  org's repo (adapter base model, `auto_map` or custom pipeline code) until that repo is vetted;
-  card mentions and `_name_or_path` are listed only (see the example in the variable table).
-- `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high.
+  org's repo (adapter base model, `auto_map` or custom pipeline code) that is not approved in the
+  store; once that repo's commit is vetted and approved (a review counts), the gate approves this
+  one without a re-vet. Card mentions and `_name_or_path` are listed only. The store's judgement
+  (`vetted`, `approved`, `sha`) is supplied by the service: a reference pinned to a commit is judged
+  at it, a branch, tag or no revision at the commit the hub names now; unresolvable, a cycle or a
+  chain deeper than 3 is not approved, and so is every reference when no store is consulted
+  (`hfvet scan`, `--no-store`). `hfvet vet --with-references` vets the references too.
+- `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high,
+  and every referenced repo approved (`unapproved-reference`:
+  `!referenced_repos.all(r, r.approved)` rejects).
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.
 - `tests/<policy>/*.yaml`: fixture cases, one per file (`hfvet policy test`). `tests/floor/`
@@ -178,6 +185,13 @@ def _variables_table() -> str:
         "| variable | type | meaning |",
         "|---|---|---|",
         *rows,
+        "",
+        "Speed: each `when` is compiled once per process. Logic, comparisons, `in`, `+`, `-`, `*`, member",
+        "access, `size`, `has`, `startsWith`/`endsWith`/`contains`, `exists`/`all` and plain literals run",
+        "on a fast path (a decision over 100 files and 100 findings takes a few ms). Anything else (floats,",
+        "`/`, `%`, `matches`, `map`, `filter`, map literals, escaped strings) makes the whole rule run on",
+        "celpy, as does any value the fast path is not sure of (a missing key, mixed types): the same",
+        "result, hundreds of times slower per list element. Over `findings` or `files`, prefer the subset.",
         "",
     ])
 

@@ -6,6 +6,7 @@ findings or files not fully vetted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -13,14 +14,15 @@ from typing import Literal
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy.activation import build_activation
-from app.core.policy.cel import CelEvalError, run_bool
-from app.core.policy.facts import FindingFact, PolicyFacts, facts_from
+from app.core.policy.cel import Activation, CelEvalError, run_bool
+from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, ReferenceJudge, facts_from
 from app.core.policy.floor import apply_floor
 from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
-from app.core.policy.waivers import INFO, apply_waivers
+from app.core.policy.waivers import INFO, WaiverOutcome, apply_waivers
 from app.core.ports import DecideFn
+from app.core.repo_refs import RepoReference, references_from
 from app.core.report import FileReport
 from app.core.verdict import Decision, Reason, Verdict, most_severe
 
@@ -50,22 +52,76 @@ def evaluate(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = N
     return explain(policy, facts, today=today).decision
 
 
-def make_decide(policy: LoadedPolicy) -> DecideFn:
-    """The pipeline's `decide=` hook for this policy."""
+def make_decide(policy: LoadedPolicy, judge: ReferenceJudge | None = None) -> DecideFn:
+    """The pipeline's `decide=` hook for this policy; ``judge`` says which referenced repos the store approves."""
 
     def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
-        return evaluate(policy, facts_from(manifest, findings, files))
+        return evaluate_referencing(policy, facts_from(manifest, findings, files), references_from(findings), judge)
 
     return decide
 
 
-def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = None) -> Evaluation:
+def evaluate_referencing(policy: LoadedPolicy, facts: PolicyFacts, references: Sequence[RepoReference],
+                         judge: ReferenceJudge | None) -> Decision:
+    """evaluate(), with ``judge`` asked about ``references`` only when the verdict could depend on it.
+
+    Without a judge every reference is unknown: not vetted, not approved (fail closed).
+    """
+    if judge is None or not depends_on_references(policy, facts, references):
+        return evaluate(policy, facts)
+    return evaluate(policy, facts.model_copy(update={"reference_status": list(judge(references))}))
+
+
+def depends_on_references(policy: LoadedPolicy, facts: PolicyFacts, references: Sequence[RepoReference], *,
+                          today: date | None = None) -> bool:
+    """Could the store's judgement of ``references`` change the verdict?
+
+    Asking costs store reads and hub calls (a branch is resolved), so only the rules that read
+    `referenced_repos` are run, with every reference unknown and with every one approved: if none
+    of them comes out differently, the judgement cannot matter (under the default policy, a card's
+    `base_model` mention never does).
+    """
+    if not references or not reads_references(policy):
+        return False
+    unknown = _context(policy, facts.model_copy(update={"reference_status": []}), today).activation
+    assumed = [ReferenceFact(repo=r.repo, revision=r.revision, vetted=True, approved=True) for r in references]
+    context = _context(policy, facts.model_copy(update={"reference_status": assumed}), today)
+    reading = [r for r in policy.model.rules if "referenced_repos" in r.when and r.id not in context.waived_rules]
+    return any(_run_rule(policy, r, unknown).status != _run_rule(policy, r, context.activation).status
+               for r in reading)
+
+
+def reads_references(policy: LoadedPolicy) -> bool:
+    """Does a rule read `referenced_repos`? Only then can a reference's approval change the verdict."""
+    return any("referenced_repos" in rule.when for rule in policy.model.rules)
+
+
+@dataclass(frozen=True)
+class _Context:
+    tier: TierName
+    imitated: str | None
+    waivers: WaiverOutcome
+    activation: Activation
+
+    @property
+    def waived_rules(self) -> set[str]:
+        return self.waivers.waived_rules
+
+
+def _context(policy: LoadedPolicy, facts: PolicyFacts, today: date | None) -> _Context:
+    """Identity, waivers and the CEL variables: what every rule of ``policy`` runs against."""
     model = policy.model
-    org = facts.repo.org
-    tier, imitated = tier_of(org, model.tiers), lookalike_of(org, model.tiers)
+    tier, imitated = tier_of(facts.repo.org, model.tiers), lookalike_of(facts.repo.org, model.tiers)
     waivers = apply_waivers(model.waivers, facts, today or datetime.now(UTC).date())
     activation = build_activation(facts, waivers.findings, waivers.waived, (tier, imitated), model.lists,
                                   model.sources)
+    return _Context(tier, imitated, waivers, activation)
+
+
+def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = None) -> Evaluation:
+    model = policy.model
+    context = _context(policy, facts, today)
+    tier, imitated, waivers, activation = context.tier, context.imitated, context.waivers, context.activation
     results = tuple(
         RuleResult(rule, "waived") if rule.id in waivers.waived_rules
         else _run_rule(policy, rule, activation)
@@ -93,7 +149,7 @@ def _combine(
     return verdict, reasons
 
 
-def _run_rule(policy: LoadedPolicy, rule: Rule, activation: dict[str, object]) -> RuleResult:
+def _run_rule(policy: LoadedPolicy, rule: Rule, activation: Activation) -> RuleResult:
     try:
         fired = run_bool(policy.programs[rule.id], activation)
     except CelEvalError as exc:

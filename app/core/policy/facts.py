@@ -6,7 +6,7 @@ or a policy test case (`input:`), so all three are judged identically.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.core.findings import Finding, Severity
 from app.core.manifest import Manifest
 from app.core.policy.errors import PolicyError
+from app.core.repo_refs import RepoReference
 from app.core.report import FileReport
 
 
@@ -57,13 +58,31 @@ class FindingFact(_Model):
     source: str | None = Field(None, description="Install source named (`github.com/owner/repo`, an image...).")
 
 
+class ReferenceFact(_Model):
+    """What the store says of one referenced repo: supplied by the service, never found by the core."""
+
+    repo: str = Field(description="`org/name` as referenced.")
+    revision: str | None = Field(None, description="As referenced (branch, tag, commit); null: the default branch.")
+    sha: str | None = Field(None, description="The commit it was judged at; null when it could not be resolved.")
+    vetted: bool = Field(False, description="The store has a report of that commit.")
+    approved: bool = Field(False, description="That commit is approved under the policy (the gate's own rule).")
+
+
 class PolicyFacts(_Model):
     repo: RepoFacts = Field(default_factory=RepoFacts, description="Who published it.")
     files: list[FileFact] = Field(default_factory=list, description="Every file of the revision.")
     findings: list[FindingFact] = Field(default_factory=list, description="Every finding of the vet.")
+    reference_status: list[ReferenceFact] = Field(
+        default_factory=list, description="The store's judgement of referenced repos; a reference not listed "
+        "counts as not vetted and not approved (fail closed: plain `hfvet scan` consults no store).")
 
 
-def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport]) -> PolicyFacts:
+# (the references a vet found) -> the store's judgement of each; handed to make_decide by the service.
+ReferenceJudge = Callable[[Sequence[RepoReference]], Sequence[ReferenceFact]]
+
+
+def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport],
+               reference_status: Sequence[ReferenceFact] = ()) -> PolicyFacts:
     identity = manifest.identity
     return PolicyFacts(
         repo=RepoFacts(id=identity.repo_id, revision=identity.revision, facts=dict(identity.facts)),
@@ -72,6 +91,7 @@ def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[
         findings=[FindingFact(path=f.path, rule=f.rule, severity=f.severity, scanner=f.scanner,
                               message=f.message, member=f.member, evidence=f.evidence, source=f.source)
                   for f in findings],
+        reference_status=list(reference_status),
     )
 
 

@@ -1,39 +1,39 @@
-"""Every scanner hfvet runs, as an explicit tuple (grep-able, no import magic)."""
+"""Every scanner hfvet runs, as an explicit list (grep-able, no import magic).
+
+The scanner modules are imported by ``all_scanners()``, not by this package: every module under
+``app.core.scanners`` (``base`` for the pipeline, a policy's facts) would otherwise load all of
+them. Each scanner module imports its heavy libraries (py7zr, jinja2, gguf, modelscan's scanners)
+only when a file of their format appears, so building the list stays cheap.
+"""
 
 from __future__ import annotations
 
-from app.core.scanners.base import Scanner
-from app.core.scanners.binary_scanner import BinaryScanner
-from app.core.scanners.keras_scanner import KerasScanner
-from app.core.scanners.links_scanner import LinksScanner
-from app.core.scanners.modelscan_scanner import ModelscanScanner
-from app.core.scanners.pickle_scanner import PickleScanner
-from app.core.scanners.picklescan_scanner import PicklescanScanner
-from app.core.scanners.remote_code_scanner import RemoteCodeScanner
-from app.core.scanners.repo_refs_scanner import RepoReferenceScanner
-from app.core.scanners.safetensors_scanner import SafetensorsScanner
-from app.core.scanners.savedmodel_scanner import SavedModelScanner
-from app.core.scanners.staging_scanner import StagingScanner
-from app.core.scanners.template_scanner import TemplateScanner
-from app.core.scanners.unknown_scanner import UnknownContentScanner
-from app.core.scanners.yara_scanner import YaraScanner
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.scanners.base import Scanner
+
+# (module under app.core.scanners, class), in report order: hfvet's own engines first, then peers.
+SCANNERS = (
+    ("pickle_scanner", "PickleScanner"),
+    ("safetensors_scanner", "SafetensorsScanner"),
+    ("template_scanner", "TemplateScanner"),
+    ("remote_code_scanner", "RemoteCodeScanner"),
+    ("repo_refs_scanner", "RepoReferenceScanner"),
+    ("links_scanner", "LinksScanner"),
+    ("staging_scanner", "StagingScanner"),
+    ("binary_scanner", "BinaryScanner"),
+    ("keras_scanner", "KerasScanner"),
+    ("savedmodel_scanner", "SavedModelScanner"),
+    ("yara_scanner", "YaraScanner"),
+    ("unknown_scanner", "UnknownContentScanner"),
+    ("picklescan_scanner", "PicklescanScanner"),
+    ("modelscan_scanner", "ModelscanScanner"),
+)
 
 
 def all_scanners() -> tuple[Scanner, ...]:
-    """Fresh instances, in report order: hfvet's own engines first, then corroborating peers."""
-    return (
-        PickleScanner(),
-        SafetensorsScanner(),
-        TemplateScanner(),
-        RemoteCodeScanner(),
-        RepoReferenceScanner(),
-        LinksScanner(),
-        StagingScanner(),
-        BinaryScanner(),
-        KerasScanner(),
-        SavedModelScanner(),
-        YaraScanner(),
-        UnknownContentScanner(),
-        PicklescanScanner(),
-        ModelscanScanner(),
-    )
+    """Fresh instances, in report order."""
+    classes = [getattr(importlib.import_module(f"{__name__}.{module}"), name) for module, name in SCANNERS]
+    return tuple(cls() for cls in classes)

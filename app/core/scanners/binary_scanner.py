@@ -9,12 +9,11 @@ base64, hex, xxd dumps, gzip/zlib; see ``formats.encoded_exe``): a stager's payl
 
 from __future__ import annotations
 
+import importlib.metadata
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
 from typing import ClassVar
-
-import py7zr
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.archive_members import (
@@ -32,7 +31,6 @@ from app.core.formats.blobs import BudgetBlob, SliceBlob
 from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
 from app.core.formats.encoded_exe import find_encoded
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
-from app.core.formats.sevenzip_members import sevenzip_members
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
 from app.core.limits import LimitExceeded, Limits
 from app.core.manifest import ManifestFile
@@ -75,7 +73,7 @@ class BinaryScanner:
         return file.format in EXECUTABLES or file.format in ARCHIVE_FORMATS or file.format in ENCODED_CANDIDATES
 
     def version(self) -> str:
-        return f"1.0 (py7zr {py7zr.__version__})"
+        return f"1.0 (py7zr {importlib.metadata.version('py7zr')})"  # metadata: py7zr loads only for a 7z
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
@@ -176,6 +174,8 @@ class _ArchiveWalk:
         if fmt == Format.TAR:
             return tar_members(BlobCursor(blob))
         if fmt == Format.SEVEN_Z:
+            from app.core.formats.sevenzip_members import sevenzip_members  # py7zr: only for a 7z archive
+
             return sevenzip_members(blob, self._limits, self._memory)
         return _compressed(blob, fmt, self._limits, self._memory)
 

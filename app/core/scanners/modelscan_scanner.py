@@ -13,13 +13,11 @@ import importlib.metadata
 import importlib.util
 import logging
 from collections.abc import Callable
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, cast
 
 from modelscan.model import Model
-from modelscan.scanners import H5LambdaDetectScan, KerasLambdaDetectScan, PickleUnsafeOpScan
 from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
 from modelscan.skip import SkipCategories
-from modelscan.tools.picklescanner import scan_pickle_bytes
 
 from app.core.findings import RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
@@ -139,7 +137,7 @@ class ModelscanScanner:
         model = _model(ctx.file.path, stream, SupportedModelFormats.PYTORCH)
         offset = 0
         for _ in range(LEGACY_TORCH_PICKLES):
-            results = scan_pickle_bytes(model, self._settings, "pytorch", False, offset)
+            results = _scan_pickle_bytes()(model, self._settings, "pytorch", False, offset)
             _collect(run, results, None)
             if results.errors:
                 return
@@ -165,6 +163,8 @@ class ModelscanScanner:
     def _scan_keras(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
         # KerasLambdaDetectScan.scan() refuses to run without tensorflow, although its check
         # is plain JSON (tensorflow only supplies a list of safe TF ops, unused for Keras).
+        from modelscan.scanners import KerasLambdaDetectScan  # modelscan's scanners load h5py (and numpy)
+
         scan = KerasLambdaDetectScan(self._settings)
         with peer_zip(stream, ctx.blob) as zf:
             configs = [i for i in zf.infolist() if i.filename == "config.json"]
@@ -177,9 +177,13 @@ class ModelscanScanner:
 
     def _scan_hdf5(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
         model = _model(ctx.file.path, stream, SupportedModelFormats.KERAS_H5)
+        from modelscan.scanners import H5LambdaDetectScan
+
         _collect(run, H5LambdaDetectScan(self._settings).scan(model), None)
 
     def _pickle_stream(self, model: Model, run: EngineRun, member: str | None) -> None:
+        from modelscan.scanners import PickleUnsafeOpScan
+
         results = PickleUnsafeOpScan(self._settings).scan(model)
         if results is not None and results.errors and joblib_interleaved(model.get_stream()):
             results.errors = []
@@ -192,7 +196,7 @@ class ModelscanScanner:
         # would turn every benign .npy into a scan error. Same steps, public numpy API.
         offset = npy_payload_offset(stream)
         if offset is not None:
-            _collect(run, scan_pickle_bytes(model, self._settings, "numpy", True, offset), member)
+            _collect(run, _scan_pickle_bytes()(model, self._settings, "numpy", True, offset), member)
 
 
 _HANDLERS: dict[str, Handler] = {
@@ -203,6 +207,13 @@ _HANDLERS: dict[str, Handler] = {
     Format.KERAS: ModelscanScanner._scan_keras,
     Format.HDF5: ModelscanScanner._scan_hdf5,
 }
+
+
+def _scan_pickle_bytes() -> Callable[..., Any]:
+    """modelscan's pickle walk, imported on first use: its package loads every modelscan scanner."""
+    from modelscan.tools.picklescanner import scan_pickle_bytes
+
+    return cast("Callable[..., Any]", scan_pickle_bytes)  # modelscan ships no type hints
 
 
 def _model(source: str, stream: IO[bytes], fmt: Any) -> Model:

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from functools import partial
 from typing import IO, Any, ClassVar
 
-import py7zr
 from picklescan import scanner as ps
 from picklescan.relaxed_zipfile import RelaxedZipFile
 
@@ -119,6 +118,8 @@ def _scan_member(run: EngineRun, planned: PlannedMember, stream: IO[bytes]) -> N
 def _scan_7z(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
     # picklescan extracts 7z members to disk and scans them whole, out of our reach: only run
     # it when the members it would extract are small enough that no limit can be crossed.
+    import py7zr  # only for a 7z archive
+
     with py7zr.SevenZipFile(stream) as archive:
         entries = archive.list()
     if len(entries) > ctx.limits.max_archive_members:

@@ -11,23 +11,23 @@ builds at render time are folded (``jinja_fold``) before the checks.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
-from typing import Any, ClassVar
-
-import jinja2
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import HEAD_BYTES, Format
-from app.core.formats.gguf_header import GGUFHeader, MalformedGGUF, TooLong, read_gguf
 from app.core.formats.text_encoding import decode, reading_encoding
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import embedded_text
-from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
 from app.core.scanners.text_rules.text_lines import read_whole
+
+if TYPE_CHECKING:
+    from app.core.formats.gguf_header import GGUFHeader
 
 TEMPLATE_JSON_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "processor_config.json",
                                  "preprocessor_config.json"})
@@ -64,7 +64,7 @@ class TemplateScanner:
         return file.format == Format.GGUF or named or (file.format == Format.TEXT and base.endswith(".json"))
 
     def version(self) -> str:
-        return f"1.0 (jinja2 {jinja2.__version__})"
+        return f"1.0 (jinja2 {importlib.metadata.version('jinja2')})"  # jinja2 loads only for a template
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         sink = FindingSink(ctx.file.path, self.name)
@@ -99,6 +99,10 @@ def check_template(name: str, source: str, sink: FindingSink) -> None:
     digest = hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest()
     sink.add("chat-template", Severity.INFO, f"chat template {name!r} ({len(source)} chars)",
              member=name, evidence=f"{name} sha256:{digest}")
+    import jinja2
+
+    from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
+
     try:
         tree = parse(source)
     except jinja2.TemplateSyntaxError as exc:
@@ -156,6 +160,8 @@ def _is_named_template(value: Any) -> bool:
 
 
 def _gguf_templates(blob: Blob, max_string: int, sink: FindingSink) -> dict[str, str]:
+    from app.core.formats.gguf_header import MalformedGGUF, TooLong, read_gguf  # gguf: only for a GGUF file
+
     try:
         header = read_gguf(blob, max_string)
     except MalformedGGUF as exc:

@@ -24,6 +24,7 @@ from app.core.formats.text_encoding import decode, text_encoding, unit_size
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules.text_lines import MAX_EVIDENCE, evidence
+from app.core.scanners.yara_cache import compiled_rules
 
 RULES_DIR = Path(__file__).parent / "rules"
 # Pickles too: payload strings (reverse shells, URLs) sit in their opening bytes.
@@ -65,12 +66,18 @@ def _check_file(path: Path) -> RuleMeta:
 
 @functools.cache
 def load_rules(rules_dir: Path = RULES_DIR) -> tuple[Any, dict[str, RuleMeta]]:
-    """All rules compiled once, and their metadata by rule name."""
+    """All rules compiled once (or loaded from the cache of their compilation), and their metadata by
+    rule name. Their conventions are checked by tests/rules with ``_check_file``, not at every start."""
     paths = sorted(rules_dir.glob("*.yar"))
     if not paths:
         raise YaraRulesError(f"no .yar files in {rules_dir}")
-    metas = {m.name: m for m in map(_check_file, paths)}
-    return yara.compile(filepaths={p.stem: str(p) for p in paths}), metas
+    compiled = compiled_rules(paths)
+    metas = {rule.identifier: _meta(rule.identifier, rule.meta) for rule in compiled}
+    return compiled, metas
+
+
+def _meta(name: str, meta: dict[str, Any]) -> RuleMeta:
+    return RuleMeta(name, str(meta["id"]), str(meta["description"]), Severity(meta["severity"]))
 
 
 def _rule_infos() -> tuple[RuleInfo, ...]:

@@ -9,6 +9,7 @@ later calls (see ``catalog.ARGUMENT_CALLERS``) must receive allowlisted argument
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from app.core.scanners.pickle_engine.values import (
     DictVal,
     GlobalRef,
     ListVal,
+    Opaque,
     TupleVal,
     Value,
     describe,
@@ -54,6 +56,8 @@ URL_OR_SYSTEM_PATH = re.compile(
     r"|~/|/\.ssh\b|\.bashrc\b|\.profile\b|authorized_keys|[A-Za-z]:\\\\(windows|users)\\\\",
     re.IGNORECASE,
 )
+_SCALARS = (Const, Call, Opaque)  # what holds no global where leaves() looks (it does not enter calls)
+_LEAF_DEPTH = 4  # container levels searched for globals handed to an allowlisted callable (leaves' default)
 
 
 @dataclass(frozen=True)
@@ -64,10 +68,28 @@ class CallFinding:
     evidence: str
 
 
+def quiet_call(func: GlobalRef, args: Value) -> bool:
+    """Whether ``judge_call`` finds nothing, decided cheaply: an allowlisted callable that neither
+    calls nor instantiates its arguments, handed no non-allowlisted global it could keep."""
+    return keeps_nothing_callable(func.module, func.name) and not holds_unsafe_global(args)
+
+
+def holds_unsafe_global(args: Value) -> bool:
+    """Whether call arguments hold a non-allowlisted global where ``_unsafe_arguments`` looks."""
+    return _holds_unsafe_global(args, _LEAF_DEPTH + 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def keeps_nothing_callable(module: str, name: str) -> bool:
+    dotted = canonical(module, name)
+    return (classify(module, name).verdict is Verdict.SAFE and dotted not in ARGUMENT_CALLERS
+            and dotted not in INSTANTIATED_ARGUMENT)
+
+
 def judge_call(func: Value, args: Value, where: str) -> list[CallFinding]:
-    text = suspicious_text(args)
     if isinstance(func, GlobalRef):
-        return _judge_global_call(func, args, text, where)
+        return _judge_global_call(func, args, where)
+    text = suspicious_text(args)
     found = [CallFinding(RULE_DYNAMIC_CALL, Severity.HIGH,
                          f"{where} calls the {describe(func)}, a callable obtained at load time", describe(func))]
     if text is not None:
@@ -75,15 +97,16 @@ def judge_call(func: Value, args: Value, where: str) -> list[CallFinding]:
     return found
 
 
-def _judge_global_call(func: GlobalRef, args: Value, text: str | None, where: str) -> list[CallFinding]:
+def _judge_global_call(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:
     verdict = classify(func.module, func.name).verdict
     found = _unsafe_arguments(func, args, where)
     if verdict is Verdict.SAFE:
-        return found + _instantiated(func, args, where)
+        return found + _instantiated(func, args, where)  # its argument text is its own business
     if verdict is Verdict.UNKNOWN:
         found.append(CallFinding(RULE_UNKNOWN_CALL, Severity.HIGH,
                                  f"{where} calls {func.dotted}, which is not on the allowlist: the load runs "
                                  "its code", func.dotted))
+    text = suspicious_text(args)
     if text is not None:
         found.append(_suspicious(func.dotted, text, where))
     return found
@@ -102,6 +125,8 @@ def _unsafe_arguments(func: GlobalRef, args: Value, where: str) -> list[CallFind
                                      "which is not on the allowlist", f"{func.dotted} <- {describe(arg)}"))
     if classify(func.module, func.name).verdict is not Verdict.SAFE:
         return found
+    if not _holds_unsafe_global(args, _LEAF_DEPTH + 1):
+        return found  # what the loop below would find, without building the leaf lists (every tensor call)
     skip = INSTANTIATED_ARGUMENT.get(canonical(func.module, func.name))
     for index, arg in enumerate(items):
         if index in called or index == skip:
@@ -112,13 +137,44 @@ def _unsafe_arguments(func: GlobalRef, args: Value, where: str) -> list[CallFind
 
 def _unsafe_globals_in(value: Value, context: str, owner: str) -> list[CallFinding]:
     # An allowlisted object handed a non-allowlisted class or function can call it later.
+    if not _holds_unsafe_global(value, _LEAF_DEPTH):
+        return []
     return [
         CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
                     f"{context} holds {leaf.dotted}, a global that is not on the allowlist",
                     f"{owner} <- {leaf.dotted}")
-        for leaf in leaves(value)
+        for leaf in leaves(value, max_depth=_LEAF_DEPTH)
         if isinstance(leaf, GlobalRef) and classify(leaf.module, leaf.name).verdict is not Verdict.SAFE
     ]
+
+
+def _holds_unsafe_global(value: Value, depth: int) -> bool:
+    """Whether a non-allowlisted global sits within ``depth`` container levels of ``value``.
+
+    A cheap pre-test for ``leaves(value, max_depth=depth)``, which finds no global deeper than
+    that (nor past its budget): when this says no, that walk finds nothing either. Level by
+    level, like ``leaves``, without building its lists of leaves (this runs for every call).
+    """
+    level: list[Value] = [value]
+    for remaining in range(depth, -1, -1):
+        below: list[Value] = []
+        for item in level:
+            if isinstance(item, _SCALARS):
+                continue  # most arguments: one test
+            if isinstance(item, GlobalRef):
+                if not _is_safe_callable(item):
+                    return True
+            elif remaining == 0:
+                continue
+            elif isinstance(item, (TupleVal, ListVal)):
+                below.extend(item.items)
+            elif isinstance(item, DictVal):  # its string keys are constants
+                below.extend(item.items.values())
+                below.extend(item.others)
+        if not below:
+            return False
+        level = below
+    return False
 
 
 def _instantiated(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:

@@ -199,6 +199,7 @@ def classify(module: str, name: str) -> Classification:
     return min(results, key=lambda c: order.index(c.verdict))
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical(module: str, name: str) -> str:
     """The Python 3 dotted name a protocol < 3 load imports (copy_reg -> copyreg)."""
     mapped = _compat_pickle.NAME_MAPPING.get((module, name))

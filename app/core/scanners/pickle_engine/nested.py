@@ -78,6 +78,15 @@ def inner_pickles(data: bytes, cap: int) -> Iterator[tuple[str, bytes]]:
     yield from _peel(data, (), cap)
 
 
+def cannot_hold_pickle(head: bytes) -> bool:
+    """True when a constant starting with ``head`` (its first 256 bytes) surely holds no pickle:
+    its first byte starts none and no decoder takes it (``inner_pickles`` and ``starts_like_inner``
+    find nothing in it). Most tensor names and raw bytes end here, before any decoding."""
+    if not head or could_start_pickle(head):
+        return not head
+    return not any(d.accepts(head) for d in _BY_FIRST_BYTE[head[0]])
+
+
 def starts_like_inner(head: bytes) -> bool:
     """Whether a constant starting with ``head`` could hold a pickle: worth reading whole."""
     if _sniffs_as_pickle(head):

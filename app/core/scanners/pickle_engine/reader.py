@@ -15,12 +15,13 @@ import struct
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from app.core.limits import LimitExceeded
 from app.core.membudget import SMALL_BUFFER
 
 _SKIP_CHUNK = 1 << 20
+WINDOW = 64 * 1024  # bytes an in-memory stream shows the fast opcode loop at a time
 
 
 class BrokenStream(Exception):
@@ -37,8 +38,7 @@ class _Skipped:
 SKIPPED = _Skipped()  # an argument too long to keep
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):  # a tuple: built for every opcode on the general path, so kept cheap
     name: str
     arg: object
     pos: int
@@ -67,7 +67,7 @@ class OpReader:
         yes, the argument (up to ``long_cap`` bytes) is kept in ``long_arg`` for inspection (the
         opcode still yields ``SKIPPED``), and a longer one leaves its size in ``long_arg_unread``."""
         self._f = stream
-        self._max_arg = max_arg
+        self._max_arg = self.max_arg = max_arg
         self._keep_long = keep_long
         self._long_cap = long_cap
         self.long_arg: bytes | None = None
@@ -76,12 +76,36 @@ class OpReader:
         self._size = _size_of(stream) if self._seekable else None
         self._pushback = b""
         self.pos = stream.tell() if self._seekable else 0  # offsets in findings
+        self._peek = _peeker(stream)
+        self._win, self._win_pos = b"", 0  # the last window and the offset of its first byte
+
+    def window(self) -> tuple[bytes, int]:
+        """Bytes ahead, not consumed, and where ``pos`` is in them: the fast loop parses opcodes
+        in place and ``consume``s what it took. Empty when they cannot be had without reading
+        ahead of ``pos`` (bytes pushed back, a stream that cannot peek, the end): then
+        ``next_op`` reads one opcode."""
+        if self._pushback or self._peek is None:
+            return b"", 0
+        offset = self.pos - self._win_pos
+        if not 0 <= offset < len(self._win):
+            self._win, self._win_pos, offset = self._peek(), self.pos, 0
+        return self._win, offset
+
+    def consume(self, n: int) -> None:
+        """Move past ``n`` bytes of the window."""
+        if n:
+            if isinstance(self._f, io.BytesIO):
+                self._f.seek(n, io.SEEK_CUR)
+            else:
+                self._f.read(n)
+            self.pos += n
 
     def at_eof(self) -> bool:
         return not self.peek(1)
 
     def peek(self, n: int) -> bytes:
         if len(self._pushback) < n:
+            self._win = b""
             self._pushback += self._f.read(n - len(self._pushback))
         return self._pushback[:n]
 
@@ -105,6 +129,7 @@ class OpReader:
         return data
 
     def skip(self, n: int, what: str) -> None:
+        self._win = b""
         start = self.pos
         taken = min(n, len(self._pushback))
         self._pushback = self._pushback[taken:]
@@ -127,6 +152,7 @@ class OpReader:
     def unread(self, data: bytes) -> None:
         """Read ``data`` next (bytes taken out of order, as a frame tail), at the offsets it came from."""
         if data:
+            self._win = b""
             self._pushback = data + self._pushback
             self.pos -= len(data)
 
@@ -142,6 +168,7 @@ class OpReader:
             return Rewind(lambda: self._reopened(self._f, offset, start), lambda: None)
         recorder = _Recorder(self._f, kept, cap)
         self._f = recorder  # type: ignore[assignment]
+        self._peek = None  # the recording sees every byte through read()
         return Rewind(lambda: self._reopened(recorder.replay(), None, start), recorder.discard)
 
     def _reopened(self, stream: BinaryIO, offset: int | None, start: int) -> OpReader:
@@ -348,6 +375,21 @@ def _utf8(data: bytes, opname: str, pos: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise BrokenStream(f"undecodable {opname} name", pos) from None
+
+
+def _peeker(stream: BinaryIO) -> Callable[[], bytes] | None:
+    """How to see the bytes ahead without moving: a buffered stream's own ``peek`` (its buffer,
+    read anyway), or a read-and-seek-back in memory. Other streams are read op by op."""
+    if isinstance(stream, io.BytesIO):
+        def ahead() -> bytes:
+            here = stream.tell()
+            with stream.getbuffer() as view:  # no read(): a skipped argument is never read
+                return bytes(view[here : here + WINDOW])
+        return ahead
+    peek = getattr(stream, "peek", None)
+    if isinstance(stream, io.BufferedReader) and callable(peek):
+        return lambda: bytes(peek(WINDOW))
+    return None
 
 
 def _is_seekable(stream: BinaryIO) -> bool:

@@ -18,13 +18,13 @@ class Opaque:
 OPAQUE = Opaque()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Const:
     value: object
     computed: bool = False  # the result of a pure helper the analysis evaluated (an encoded name)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class GlobalRef:
     module: str
     name: str
@@ -34,29 +34,31 @@ class GlobalRef:
         return f"{self.module}.{self.name}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True, init=False)
 class Call:
     func: Value
     args: Value
-    state: Value | None = None
-    opcode: str = ""  # REDUCE/INST/OBJ run __init__; NEWOBJ(_EX) and copyreg only __new__
+    state: Value | None
+    opcode: str  # REDUCE/INST/OBJ run __init__; NEWOBJ(_EX) and copyreg only __new__
     # How many calls deep this result is, and the callable at the bottom: kept at build time
     # so evidence for a chain thousands deep costs O(1), not a walk (or recursion) per call.
-    depth: int = field(init=False)
-    root: Value = field(init=False)
+    depth: int
+    root: Value
 
-    def __post_init__(self) -> None:
-        inner = self.func
-        self.depth = inner.depth + 1 if isinstance(inner, Call) else 1
-        self.root = inner.root if isinstance(inner, Call) else inner
+    def __init__(self, func: Value, args: Value, state: Value | None = None, opcode: str = "") -> None:
+        self.func, self.args, self.state, self.opcode = func, args, state, opcode
+        if isinstance(func, Call):
+            self.depth, self.root = func.depth + 1, func.root
+        else:
+            self.depth, self.root = 1, func
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TupleVal:
     items: tuple[Value, ...]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ListVal:
     """A list, set or frozenset: the first ``MAX_KEPT_ITEMS`` members are kept for inspection."""
 
@@ -68,7 +70,7 @@ class ListVal:
             self.items.extend(values[:room])
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DictVal:
     items: dict[str, Value] = field(default_factory=dict)
     # Keys that are not strings, and values under them: kept (bounded) so that arguments

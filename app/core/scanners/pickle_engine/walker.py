@@ -12,10 +12,10 @@ import re
 import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from app.core.findings import FindingSink, Severity
-from app.core.formats import numpy_format, sevenzip, zip_reader
+from app.core.formats import numpy_format, zip_reader
 from app.core.formats.blobs import READ_BUFFER, BytesBlob, open_blob
 from app.core.formats.detect import (
     HEAD_BYTES,
@@ -34,7 +34,7 @@ from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torch_tar
-from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, analyze_pickles
+from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
 from app.core.scanners.pickle_engine.values import Value
 
 RULE_UNREADABLE = "container-unreadable"
@@ -50,6 +50,20 @@ _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
 # fallback, numpy.load's allow_pickle fallback for content that is neither zip nor .npy.
 _LOADER_NAME = re.compile(r"\.(pkl|pickle|joblib|bin|pt|pth|ckpt|npy|npz)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
+
+
+@dataclass
+class OpcodeCount:
+    """The opcodes the engine walked in one pickle stream of the file (issue 13: count once, hand on).
+
+    ``member`` is None for the file itself, else the archive path (``a.zip!archive/data.pkl``).
+    ``complete`` is False when the walk stopped early (a break, a limit): the count is then a
+    lower bound. A joblib stream counts both of its readings (see ``analysis._merged``).
+    """
+
+    member: str | None
+    opcodes: int
+    complete: bool
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,17 @@ class ContainerWalker:
         self.limits = limits
         self.memory = memory or process_budget(limits)  # held while a member is materialized
         self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
+        self.opcode_counts: list[OpcodeCount] = []  # one per pickle stream walked, in walk order
+
+    @property
+    def opcodes(self) -> int:
+        """Opcodes walked in all of the file's pickle streams."""
+        return sum(c.opcodes for c in self.opcode_counts)
+
+    def _analyze(self, stream: BinaryIO, member: str | None, **options: Any) -> PickleAnalysis:
+        result = analyze_pickles(stream, self.sink, self.limits, member=member, **options)
+        self.opcode_counts.append(OpcodeCount(member, result.opcodes, not (result.broken or result.limit_hit)))
+        return result
 
     def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
         """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
@@ -95,7 +120,7 @@ class ContainerWalker:
             return  # joblib fails before unpickling anything
         first = stream.read(1)
         payload = decompressed(_replay(b"" if first == b" " else first, stream), Format.ZLIB, self.limits)
-        analyze_pickles(payload, self.sink, self.limits, joblib=True, joblib_compat=True)
+        self._analyze(payload, None, joblib=True, joblib_compat=True)
         _drain(payload)
 
     def read_as(self, blob: Blob, fmt: str) -> None:
@@ -107,10 +132,10 @@ class ContainerWalker:
             self._guarded(None, lambda: self._zip(blob, None, 0))
 
     def _lenient(self, stream: BinaryIO) -> None:
-        analyze_pickles(stream, self.sink, self.limits, lenient=True)
+        self._analyze(stream, None, lenient=True)
 
     def _loader_named_text(self, stream: BinaryIO) -> None:
-        analyze_pickles(stream, self.sink, self.limits, lenient=True, loader_named=True)
+        self._analyze(stream, None, lenient=True, loader_named=True)
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
@@ -131,7 +156,7 @@ class ContainerWalker:
         elif fmt == Format.TAR:
             self._tar(stream, member, depth)
         elif fmt in LENIENT:
-            analyze_pickles(stream, self.sink, self.limits, member=member, lenient=True)
+            self._analyze(stream, member, lenient=True)
         elif fmt in INFLATABLE:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
@@ -173,12 +198,12 @@ class ContainerWalker:
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
         # joblib.load opens files it is given, not torch's archive records or legacy streams.
         joblib = max_pickles is None and not self._in_torch_zip
-        analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=max_pickles, joblib=joblib)
+        self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib)
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
         if header.has_object:  # an allow_pickle load unpickles the body with a plain pickle.load
-            analyze_pickles(stream, self.sink, self.limits, member=member, joblib=False)
+            self._analyze(stream, member, joblib=False)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
         payload = decompressed(stream, fmt, self.limits)
@@ -216,6 +241,8 @@ class ContainerWalker:
                 self._in_torch_zip -= is_torch
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
+        from app.core.formats import sevenzip  # py7zr: loaded only when a 7z archive appears
+
         # Every member is extracted into memory at once (solid blocks): hold the whole cap.
         with self.memory.reserve(self.limits.expansion_cap(blob.size)):
             files = sevenzip.extract_members(open_blob(blob), self.limits, blob.size)
@@ -250,7 +277,7 @@ class ContainerWalker:
     def _torch_records(self, handle: BinaryIO, kind: str, member: str) -> None:
         """torch's legacy tar ``storages``/``tensors``: record pickles between raw bytes (see torch_tar)."""
         def one_pickle(stream: BinaryIO) -> Value | None:
-            result = analyze_pickles(stream, self.sink, self.limits, member=member, max_pickles=1)
+            result = self._analyze(stream, member, max_pickles=1)
             if result.broken or result.limit_hit:
                 raise torch_tar.RecordsEnd
             return result.value

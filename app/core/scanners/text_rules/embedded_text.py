@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import jinja2
-
 from app.core.findings import FindingSink, RuleInfo, Severity
 from app.core.scanners.text_rules import shell_rules as sh
-from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
 from app.core.scanners.text_rules.upstreams import Upstreams, UpstreamsError, load_upstreams
 from app.core.scanners.text_rules.url_rules import classify_url, extract_urls
 
@@ -62,6 +59,10 @@ def _urls(where: str, text: str, up: Upstreams, sink: FindingSink, quiet: bool) 
 def _template(where: str, text: str, sink: FindingSink) -> None:
     if "{{" not in text and "{%" not in text:
         return
+    import jinja2  # only for text that looks like a template
+
+    from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
+
     try:
         evidence = injection_evidence(parse(text))
     except (jinja2.TemplateSyntaxError, RecursionError):

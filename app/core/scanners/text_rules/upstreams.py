@@ -9,9 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from rapidfuzz.distance import Levenshtein
-
 DATA_FILE = Path(__file__).parents[1] / "data" / "upstreams.yaml"
 _SEPARATORS = re.compile(r"[-_.]+")
 
@@ -115,6 +112,8 @@ class Upstreams:
             return name
         if len(name) < 4 or name in self.packages or name in self.legit:
             return None
+        from rapidfuzz.distance import Levenshtein  # only for a package name outside the known lists
+
         for known in sorted(self.packages):
             limit = 1 if len(known) <= 5 else 2
             if abs(len(known) - len(name)) <= limit and Levenshtein.distance(name, known) <= limit:
@@ -163,6 +162,8 @@ def _project(key: str, spec: Any) -> Project:
 
 @functools.cache
 def load_upstreams(path: Path = DATA_FILE) -> Upstreams:
+    import yaml  # on first use: most scans read no text that names a package or host
+
     with path.open(encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     if not isinstance(data, dict):

@@ -84,5 +84,6 @@ def test_the_policy_sees_referenced_repos() -> None:
     ref = RepoReference("someone/base-7b", None, "adapter_config.json", "adapter base model")
     facts = [FindingFact(path=ref.path, rule="repo-reference", severity=Severity.INFO, evidence=ref.evidence())]
     assert referenced_repos(facts) == [{"repo": "someone/base-7b", "revision": None,
-                                        "path": "adapter_config.json", "via": "adapter base model"}]
+                                        "path": "adapter_config.json", "via": "adapter base model",
+                                        "vetted": False, "approved": False, "sha": None}]  # no store: fail closed
     assert "referenced_repos" in {v.name for v in VARIABLES}

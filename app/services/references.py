@@ -1,0 +1,117 @@
+"""Are the repos a repo references vetted and approved? The store's answer, for the policy's `referenced_repos`.
+
+A reference pinned to a commit is judged at that commit; a branch, a tag or no revision (the
+default branch, `main`) at the commit the hub names now. Judged means the gate's own rule: the
+commit's stored reports re-decided under the policy, reviews applied, and their own references
+judged in turn. Whatever cannot be known is not approved: an unresolvable revision, a cycle
+(A references B references A), a chain deeper than ``MAX_DEPTH``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from app.core.gate import Approved, decide_gate, is_commit
+from app.core.policy import LoadedPolicy
+from app.core.policy.facts import ReferenceFact, ReferenceJudge
+from app.core.ports import SourceError
+from app.core.repo_refs import RepoReference
+from app.db.repository import reports_for
+from app.db.reviews import effective_reviews
+from app.db.session import Store
+from app.errors import HfvetError
+from app.services.outcomes import Resolver, outcome
+
+MAX_DEPTH = 3  # references of references of references; deeper ones are not approved
+DEFAULT_BRANCH = "main"  # what a loader fetches when a reference names no revision
+Commit = tuple[str, str]  # (repo id, 40-hex sha)
+
+
+class StoreJudge:
+    """Judges references against the store, once per (repo, commit) for the life of one call (a vet, a gate)."""
+
+    def __init__(self, store: Store, policy: LoadedPolicy, resolve: Resolver, *, max_depth: int = MAX_DEPTH) -> None:
+        self._store, self._policy, self._resolve, self._max_depth = store, policy, resolve, max_depth
+        self._heads: dict[tuple[str, str], str | None] = {}
+        self._judged: dict[Commit, tuple[bool, bool]] = {}
+        self._cuts = 0  # cycles and depth limits met: a result computed across one is not cached
+        self.asked_hub = False  # a branch or tag was resolved (or failed): the answer holds only for now
+
+    def of(self, referrer: Commit | None) -> ReferenceJudge:
+        """The judge of ``referrer``'s references (a chain leading back to it is a cycle)."""
+        trail = (referrer,) if referrer else ()
+        return lambda references: self.judge(references, trail, 1)
+
+    def judge(self, references: Sequence[RepoReference], trail: tuple[Commit, ...], level: int) -> list[ReferenceFact]:
+        wanted = dict.fromkeys((r.repo, r.revision) for r in references)
+        return [self._fact(repo, revision, trail, level) for repo, revision in wanted]
+
+    def _fact(self, repo: str, revision: str | None, trail: tuple[Commit, ...], level: int) -> ReferenceFact:
+        sha = self._sha(repo, revision)
+        if sha is None:
+            return ReferenceFact(repo=repo, revision=revision)
+        vetted, approved = self._commit(repo, sha, trail, level)
+        return ReferenceFact(repo=repo, revision=revision, sha=sha, vetted=vetted, approved=approved)
+
+    def _sha(self, repo: str, revision: str | None) -> str | None:
+        if is_commit(revision):
+            return revision
+        key = (repo, revision or DEFAULT_BRANCH)
+        if key not in self._heads:
+            self.asked_hub = True
+            try:
+                self._heads[key] = self._resolve(*key)
+            except (HfvetError, SourceError):
+                self._heads[key] = None  # unresolvable: not approved
+        return self._heads[key]
+
+    def _commit(self, repo: str, sha: str, trail: tuple[Commit, ...], level: int) -> tuple[bool, bool]:
+        """(vetted, approved) of one commit, as the gate would answer for it."""
+        key = (repo, sha)
+        if key in trail or level > self._max_depth:
+            self._cuts += 1
+            return (False, False)
+        if key in self._judged:
+            return self._judged[key]
+        cuts = self._cuts
+        with self._store.session() as session:
+            stored = reports_for(session, repo)
+            reviews = effective_reviews(session, repo, stored) if stored else {}
+        of_commit = [r for r in stored if r.sha == sha]
+
+        def deeper(refs: Sequence[RepoReference]) -> list[ReferenceFact]:
+            return self.judge(refs, (*trail, key), level + 1)
+
+        outcomes = [outcome(r, self._policy, reviews.get(r.id), deeper) for r in of_commit]
+        result = (bool(of_commit), isinstance(decide_gate(sha, sha, outcomes), Approved))
+        if self._cuts == cuts:  # an answer cut short by a cycle or the depth limit depends on the path taken
+            self._judged[key] = result
+        return result
+
+
+class Unresolved(NamedTuple):
+    repo: str
+    revision: str
+    error: str
+
+
+Wanted = tuple[str, str, str]  # (repo, revision as asked, 40-hex sha): what JobQueue.submit_all takes
+
+
+def reference_commits(document: dict[str, Any], resolve: Resolver) -> tuple[list[Wanted], list[Unresolved]]:
+    """The (repo, revision, sha) to vet for each reference a stored report lists, and those the hub cannot name.
+
+    A reference without a revision is vetted at the default branch's commit, as a loader would fetch it.
+    """
+    refs = document.get("references") or []
+    wanted = dict.fromkeys((str(r["repo"]), str(r.get("revision") or DEFAULT_BRANCH))
+                           for r in refs if isinstance(r, dict) and r.get("repo") and r["repo"] != document.get("repo"))
+    commits: list[Wanted] = []
+    unresolved: list[Unresolved] = []
+    for repo, revision in wanted:
+        try:
+            commits.append((repo, revision, revision if is_commit(revision) else resolve(repo, revision)))
+        except (HfvetError, SourceError) as exc:
+            unresolved.append(Unresolved(repo, revision, str(exc)))
+    return commits, unresolved
