@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -90,7 +91,8 @@ def make_tools(names: Sequence[str], hfvet_root: Path) -> list[Tool]:
     return [known[n] for n in names]
 
 
-def run_child(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, float, float, int, str, str]:
+def run_child(command: list[str], env: dict[str, str], cwd: Path,
+              timeout: float = TIMEOUT) -> tuple[int, float, float, int, str, str]:
     """Run one process; (exit code, wall s, cpu s, peak RSS KB, stdout, stderr) from os.wait4."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
@@ -98,7 +100,7 @@ def run_child(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, 
             proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         except OSError as exc:
             return -1, 0.0, 0.0, 0, "", f"{type(exc).__name__}: {exc}"
-        killer = threading.Timer(TIMEOUT, proc.kill)
+        killer = threading.Timer(timeout, proc.kill)
         killer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
@@ -110,13 +112,15 @@ def run_child(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, 
                 out.read(), err.read())
 
 
-def measure(tool: Tool, sample: Sample, target: Path, cwd: Path) -> Run:
-    code, wall, cpu, rss, out, err = run_child(tool.command(target), tool.env, cwd)
+def measure(tool: Tool, sample: Sample, target: Path, cwd: Path, timeout: float) -> Run:
+    code, wall, cpu, rss, out, err = run_child(tool.command(target), tool.env, cwd, timeout)
     return Run(tool.name, sample.name, code, wall, cpu, rss, out, err, code in tool.ok_codes)
 
 
 def outcome(run: Run) -> str:
     """What the tool said, short: verdict and findings for hfvet, files scanned for the peers."""
+    if run.exit_code == -signal.SIGKILL:
+        return f"KILLED after {run.wall:.0f} s (--timeout)"
     if not run.ok:
         return f"FAILED (exit {run.exit_code})"
     return f"{_said(run)} (exit {run.exit_code})"
@@ -202,6 +206,7 @@ def main() -> int:
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of hfvet,picklescan,modelscan")
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where the samples are generated")
     parser.add_argument("--hfvet-root", type=Path, default=ROOT, help="the checkout whose hfvet runs")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a run is killed")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -215,7 +220,7 @@ def main() -> int:
             order = tools[rep % len(tools):] + tools[: rep % len(tools)]  # who goes first rotates
             for sample in samples:
                 for tool in order:
-                    run = measure(tool, sample, targets[sample.name], Path(cwd))
+                    run = measure(tool, sample, targets[sample.name], Path(cwd), args.timeout)
                     runs.append(run)
                     print(f"rep {rep}/{args.reps} {sample.name} {tool.name}: exit {run.exit_code},"
                           f" {run.wall:.2f}s wall, {run.cpu:.2f}s CPU, {run.max_rss_kb / 1024:.0f} MB",
