@@ -50,6 +50,7 @@ class Tool:
     suffix: list[str]  # arguments after the target
     ok_codes: frozenset[int]  # exit codes that mean "scanned" (clean or not), not "failed"
     env: dict[str, str]
+    marker: str  # on stdout only when the tool got as far as its report: exit 1 is also what a crash gives
 
     def command(self, target: Path) -> list[str]:
         return [*self.prefix, str(target), *self.suffix]
@@ -78,12 +79,13 @@ def make_tools(names: Sequence[str], hfvet_root: Path) -> list[Tool]:
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     known = {
         "hfvet": Tool("hfvet", [*hfvet_command(hfvet_root), "scan"], ["--format", "json"],
-                      frozenset({0, 1, 3}), {**base_env, "PYTHONPATH": str(hfvet_root)}),
+                      frozenset({0, 1, 3}), {**base_env, "PYTHONPATH": str(hfvet_root)}, '"verdict"'),
         # picklescan exits 2 when it hit a scan error (it stops at a joblib array) after printing its summary
-        "picklescan": Tool("picklescan", [str(bin_dir / "picklescan"), "-p"], [], frozenset({0, 1, 2}), base_env),
+        "picklescan": Tool("picklescan", [str(bin_dir / "picklescan"), "-p"], [], frozenset({0, 1, 2}), base_env,
+                           "SCAN SUMMARY"),
         # modelscan exits 3 when it found nothing it scans (safetensors, text): a result, not a failure
         "modelscan": Tool("modelscan", [str(bin_dir / "modelscan"), "-p"], ["-r", "json"],
-                          frozenset({0, 1, 3}), base_env),
+                          frozenset({0, 1, 3}), base_env, '"summary"'),
     }
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -114,7 +116,7 @@ def run_child(command: list[str], env: dict[str, str], cwd: Path,
 
 def measure(tool: Tool, sample: Sample, target: Path, cwd: Path, timeout: float) -> Run:
     code, wall, cpu, rss, out, err = run_child(tool.command(target), tool.env, cwd, timeout)
-    return Run(tool.name, sample.name, code, wall, cpu, rss, out, err, code in tool.ok_codes)
+    return Run(tool.name, sample.name, code, wall, cpu, rss, out, err, code in tool.ok_codes and tool.marker in out)
 
 
 def outcome(run: Run) -> str:
