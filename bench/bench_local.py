@@ -1,7 +1,7 @@
 """Issue 13 benchmark: hfvet scan beside picklescan and modelscan on six generated local samples.
 
     python bench/bench_local.py [--reps 3] [--samples big-pickle,torch-zip,...] [--tools hfvet,picklescan,modelscan]
-                                [--root $TMPDIR/hfvet-bench/local] [--hfvet-root CHECKOUT] [--out FILE]
+                                [--root $TMPDIR/hfvet-bench/local] [--hfvet-root CHECKOUT] [--timeout S] [--out FILE]
 
 Samples (bench/local_samples.py, generated on first use, reused while their spec matches):
 big-pickle (1.35M opcodes), torch-zip (45,000 members), joblib (numpy arrays), text-repo (2,000
