@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.integration.browser.world import CHROMIUM, World, chromium, live_world
 
+HERE = Path(__file__).resolve().parent
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test here is `browser` (select with -m browser) and in one xdist group, so that with
     `--dist loadgroup` one worker builds the world once."""
     for item in items:
-        if "tests/integration/browser/" in item.nodeid:
+        if HERE in item.path.parents:
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.xdist_group("browser"))
 
