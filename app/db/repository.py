@@ -227,7 +227,8 @@ def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | Non
 
     With ``lean_under`` (a policy sha256), a report recorded under that policy carries only the parts
     of its document the gate's outcome reads (reasons, identity.endpoint): a listing decodes those,
-    not every finding. Reports of other policies come whole, to be re-decided.
+    not every finding. Reports of other policies come whole, to be re-decided, and so do reports that
+    reference other repos (their verdict may turn on whether those are approved now).
     """
     if lean_under is not None:
         return _newest_lean(session, repo_pks, lean_under)
@@ -254,24 +255,24 @@ def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> d
         select(ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRow.policy_sha256,
                ReportRow.decided_at, ReportRow.requested_revision, ReportRow.requested_by,
                ReportRow.document["reasons"], ReportRow.document[("identity", "endpoint")],
-               ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
+               ReportRow.document["references"], ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
         .join(ranked, ranked.c.report_pk == ReportRow.id)
         .join(RepoRow, RepoRow.id == ranked.c.repo_pk)
         .where(ranked.c.rank == 1)
     )
     found: dict[int, StoredReport] = {}
-    other_policy: list[int] = []
-    for (report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint,
+    whole: list[int] = []
+    for (report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references,
          repo_pk, sha, repo_id) in session.execute(query):
-        if policy_sha != policy_sha256:
-            other_policy.append(repo_pk)
+        if policy_sha != policy_sha256 or references:
+            whole.append(repo_pk)
             continue
         decided = decided if decided.tzinfo else decided.replace(tzinfo=UTC)  # SQLite drops tz
         document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
         found[repo_pk] = StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document,
                                       requested, by)
-    if other_policy:
-        found |= _newest_reports(session, other_policy)
+    if whole:
+        found |= _newest_reports(session, whole)
     return found
 
 

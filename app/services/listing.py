@@ -25,6 +25,7 @@ from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, r
 from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
 from app.services.gating import outcome
+from app.services.references import StoreJudge, store_only_judge
 
 Tier = Literal["vendor-official", "trusted", "third-party"]
 Verdict = Literal["approve", "review", "reject"]
@@ -94,12 +95,13 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
     # The first read fits the page (twice over when a verdict filter skips some), later ones grow to _BATCH:
     # every repo read costs its newest report's JSON, so a 50-row page should not read 200.
     size = min(_BATCH, (query.limit + 1) * (2 if filtered else 1))
+    judge = store_only_judge(store, policy)
     while True:
         with store.session() as session:
             batch = repo_page(session, orgs, after=after, offset=offset, limit=size, contains=query.search,
                               lean_under=policy.sha256)
             reviews = _reviews_of_newest(session, batch)
-        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id)) for summary in batch)
+        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id), judge) for summary in batch)
         if len(batch) < size:
             return
         after, offset, size = batch[-1].repo.repo_id, 0, _BATCH
@@ -135,9 +137,11 @@ def _reviews_of_newest(session: Session, batch: list[RepoSummary]) -> dict[str, 
     return found
 
 
-def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None) -> Listed:
+def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None,
+            judge: StoreJudge | None = None) -> Listed:
     newest = summary.newest
-    effective = None if newest is None else outcome(newest, policy, review)  # as the gate sees it
+    refs = None if judge is None or newest is None else judge.of((newest.repo_id, newest.sha))
+    effective = None if newest is None else outcome(newest, policy, review, refs)  # as the gate sees it
     return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
 
 
@@ -150,8 +154,10 @@ def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistor
     if facts is None:
         return None
     by_commit: dict[str, list[Decision]] = {}
+    judge = store_only_judge(store, policy)
     for report in sorted(reports, key=_newest_first):  # each as the gate sees it: with its review
-        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy, reviews.get(report.id))))
+        effective = outcome(report, policy, reviews.get(report.id), judge.of((repo_id, report.sha)))
+        by_commit.setdefault(report.sha, []).append(Decision(report, effective))
     return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
 
 

@@ -19,6 +19,7 @@ from app.db.repository import StoredReport, newest_reports, reports_for
 from app.db.reviews import effective_reviews, reviewed_repos
 from app.db.session import Store
 from app.services.gating import is_local_scan, outcome
+from app.services.references import store_only_judge
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,10 @@ def review_queue(store: Store, policy: LoadedPolicy) -> list[Queued]:
         repos = reviewed_repos(session, sorted({r.repo_id for r in candidates}))
         reviews = {repo: effective_reviews(session, repo, reports_for(session, repo)) for repo in repos}
     queued = []
+    judge = store_only_judge(store, policy)
     for report in candidates:
         review = reviews.get(report.repo_id, {}).get(report.id)
-        effective = outcome(report, policy, review)
+        effective = outcome(report, policy, review, judge.of((report.repo_id, report.sha)))
         if effective.verdict == "review" and not effective.approved and not _rejected(review):
             queued.append(Queued(report, effective, tier_of(report.repo_id.partition("/")[0], policy.model.tiers),
                                  review))
