@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -52,6 +53,12 @@ class Settings(BaseSettings):
     )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+    # The values of app.core.scanners.peers.corroboration.PeersMode, spelled out: light commands
+    # (gate, --help) read settings and should not load scanner modules.
+    peers: Literal["always", "auto"] = Field(
+        "auto", description="Corroborating engines (picklescan, modelscan): `auto` skips them on files hfvet's "
+        "engine walked completely and found clean; `always` runs them on every file they handle."
+    )
 
     def store_url(self) -> str:
         """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""

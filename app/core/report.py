@@ -18,6 +18,8 @@ class FileReport:
     blob_id: str | None
     format: str
     scanned: bool  # every scanner that looked finished, and at least one looked
+    # Each corroborating peer that handles the file: "ran: <why>" or "skipped: clean-walk" (docs/engines.md).
+    engines: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
