@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("app.cli.review", "review_cmd"),
     "download": ("app.cli.download", "download_cmd"),
     "serve": ("app.cli.serve", "serve"),
+    "worker": ("app.cli.worker", "worker"),
     "demo": ("app.cli.demo", "demo"),
     "checks": ("app.cli.checks", "checks"),
     "policy": ("app.cli.policy", "policy_app"),

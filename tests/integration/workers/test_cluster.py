@@ -1,0 +1,97 @@
+"""An API process and two `hfvet worker` processes on one PostgreSQL database (issue 15's tests)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.integration.api.conftest import Hub, prepare_store
+from tests.integration.api.live import LiveServer
+from tests.integration.workers.cluster import Cluster, Worker, cluster_env, reports_by_repo, scalar, vet, wait_all
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def cluster(hub: Hub, pg_store: str, home: Path) -> Iterator[tuple[Cluster, str]]:
+    tokens = prepare_store(pg_store)
+    env = cluster_env(hub.url, pg_store, home)
+    running = Cluster(LiveServer(env, home / "api.log"))
+    try:
+        running.url = running.api.start()
+        running.workers = [Worker(env, home / f"worker-{i}.log").start() for i in range(2)]
+        yield running, tokens["vetter"]
+    finally:
+        running.stop()
+
+
+def test_a_hundred_vets_complete_exactly_once_each(cluster: tuple[Cluster, str], fleet: list[str],
+                                                    pg_store: str) -> None:
+    running, token = cluster
+    job_ids = [vet(running.url, token, repo) for repo in fleet]
+    jobs = wait_all(running.url, job_ids, timeout=90)
+    assert {job["status"] for job in jobs.values()} == {"done"}
+    assert all(job["attempts"] == 1 for job in jobs.values())
+    assert reports_by_repo(pg_store) == dict.fromkeys(fleet, 1)
+    assert scalar(pg_store, "SELECT count(*) FROM vets") == len(fleet)
+    ran = scalar(pg_store, "SELECT count(*) FROM procrastinate.procrastinate_jobs "
+                           "WHERE task_name = 'hfvet.vet' AND status = 'succeeded'")
+    assert ran == len(fleet)  # one procrastinate job per (repo, sha, policy sha)
+
+
+def _worker_running(running: Cluster, job_id: str, timeout: float = 30) -> Worker:
+    """The worker whose log says it claimed ``job_id`` (each attempt logs `vet <id> of ...: attempt N`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker in running.workers:
+            if f"vet {job_id} of" in worker.log.read_text():
+                return worker
+        time.sleep(0.05)
+    raise AssertionError(f"no worker took job {job_id} in {timeout}s")
+
+
+def test_a_worker_killed_mid_vet_leaves_the_job_to_the_other(cluster: tuple[Cluster, str], fleet: list[str],
+                                                             hub: Hub, pg_store: str) -> None:
+    running, token = cluster
+    hub.app.delay = 1.5  # every file read held back: the vet takes several seconds
+    reads = hub.app.file_reads
+    job_id = vet(running.url, token, fleet[0])
+    holder = _worker_running(running, job_id)
+    while hub.app.file_reads == reads:  # the vet is reading the repo now
+        time.sleep(0.05)
+    assert vet(running.url, token, fleet[0]) == job_id  # a duplicate request attaches to the running job
+    holder.kill()
+    hub.app.delay = 0.0
+    other = next(w for w in running.workers if w is not holder)
+    job = wait_all(running.url, [job_id], timeout=60)[job_id]
+    assert job["status"] == "done" and job["attempts"] == 2 and job["error"] is None
+    assert f"vet {job_id} of {fleet[0]}" in other.log.read_text()  # the survivor finished it
+    assert reports_by_repo(pg_store) == {fleet[0]: 1}
+
+
+def test_dropped_database_connections_lose_and_duplicate_no_verdict(cluster: tuple[Cluster, str], fleet: list[str],
+                                                                     hub: Hub, pg_store: str) -> None:
+    running, token = cluster
+    hub.app.delay = 0.2
+    repos = fleet[:30]
+    job_ids = [vet(running.url, token, repo) for repo in repos]
+    database = pg_store.rsplit("/", 1)[1]
+    engine = create_engine(pg_store)
+    try:
+        for _ in range(2):  # twice, mid-run: every worker and API session is cut off
+            time.sleep(2)
+            with engine.connect() as conn:
+                cut = conn.execute(text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                        "WHERE datname = :db AND pid <> pg_backend_pid()"), {"db": database})
+                assert cut.scalar_one() > 0
+    finally:
+        engine.dispose()
+    hub.app.delay = 0.0
+    jobs = wait_all(running.url, job_ids, timeout=90)
+    assert {job["status"] for job in jobs.values()} == {"done"}
+    assert reports_by_repo(pg_store) == dict.fromkeys(repos, 1)
+    assert all(w.proc is not None and w.proc.poll() is None for w in running.workers)  # the workers lived on
