@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,10 @@ from tests.integration.workers.cluster import Cluster, Worker, cluster_env, repo
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def cluster(hub: Hub, pg_store: str, home: Path) -> Iterator[tuple[Cluster, str]]:
+@contextmanager
+def started(hub: Hub, pg_store: str, home: Path, **extra: str) -> Iterator[tuple[Cluster, str]]:
     tokens = prepare_store(pg_store)
-    env = cluster_env(hub.url, pg_store, home)
+    env = cluster_env(hub.url, pg_store, home, **extra)
     running = Cluster(LiveServer(env, home / "api.log"))
     try:
         running.url = running.api.start()
@@ -27,6 +28,12 @@ def cluster(hub: Hub, pg_store: str, home: Path) -> Iterator[tuple[Cluster, str]
         yield running, tokens["vetter"]
     finally:
         running.stop()
+
+
+@pytest.fixture
+def cluster(hub: Hub, pg_store: str, home: Path) -> Iterator[tuple[Cluster, str]]:
+    with started(hub, pg_store, home) as running:
+        yield running
 
 
 def test_a_hundred_vets_complete_exactly_once_each(cluster: tuple[Cluster, str], fleet: list[str],
@@ -95,3 +102,19 @@ def test_dropped_database_connections_lose_and_duplicate_no_verdict(cluster: tup
     assert {job["status"] for job in jobs.values()} == {"done"}
     assert reports_by_repo(pg_store) == dict.fromkeys(repos, 1)
     assert all(w.proc is not None and w.proc.poll() is None for w in running.workers)  # the workers lived on
+
+
+def test_the_periodic_pass_vets_a_moved_head_of_an_approved_repo(hub: Hub, fleet: list[str], pg_store: str,
+                                                                  home: Path) -> None:
+    repo = fleet[-1]
+    with started(hub, pg_store, home, HFVET_REVET_CRON="* * * * * */2") as (running, token):  # every 2 s
+        first = wait_all(running.url, [vet(running.url, token, repo)], timeout=60)
+        assert next(iter(first.values()))["status"] == "done"
+        readme = hub.root / repo / "README.md"
+        readme.write_text(readme.read_text() + "\nA push.\n")  # the fixture hub: a new commit on main
+        deadline = time.monotonic() + 60
+        while scalar(pg_store, "SELECT count(*) FROM vets WHERE requested_by = 'poller' AND status = 'done'") == 0:
+            assert time.monotonic() < deadline, "the moved head was not vetted"
+            time.sleep(0.25)
+    assert reports_by_repo(pg_store) == {repo: 2}  # the first commit's report and the new head's
+    assert scalar(pg_store, "SELECT count(DISTINCT sha) FROM vets") == 2
