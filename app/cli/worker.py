@@ -34,7 +34,8 @@ def worker(
     import asyncio
     import logging
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("app").setLevel(logging.INFO)  # hfvet's own lines: attempts, retries, sweeps, re-vets
     settings = Settings()
     app, store = exit_codes.guard(lambda: _prepare(settings))
     if metrics_port:
