@@ -7,7 +7,8 @@ workers (`hfvet worker --concurrency 1` each), fresh per round and warmed by two
 Rounds alternate 1, 2, 4, 1, 2, 4, ... workers, each round vetting its own fresh repos (small
 copies of the vendor example), so drift on the shared machine hits every count alike. A round's
 time runs from the first POST /vet (8 at a time, while the workers already run) to the last job
-done; CPU is the workers' own (utime + stime from /proc), measured over the same span.
+done; CPU (utime + stime from /proc) is the workers' own and that of all our processes (workers,
+API, hub) over the same span; "cores busy" is the latter over wall time, next to the machine's load.
 
 The gate part vets one repo, then runs wrk against one replica, then against two at once (one wrk
 each, half the connections each, summed), alternating. Needs PostgreSQL (--database-url: a
@@ -27,6 +28,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -35,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gate import wrk
 from benchlib import emit, machine_info, make_parser, median, table
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from app.cli.child_server import free_port
 from app.examples import build_example
@@ -112,14 +114,10 @@ def build_repos(root: Path, names: list[str]) -> None:
             shutil.copy(root / TEMPLATE / file, root / name / file)
 
 
-def done_count(store_url: str, names: list[str]) -> int:
-    engine = create_engine(store_url)
-    try:
-        with engine.connect() as conn:
-            query = text("SELECT count(*) FROM vets WHERE repo_id = ANY(:names) AND status IN ('done', 'failed')")
-            return int(conn.execute(query, {"names": names}).scalar_one())
-    finally:
-        engine.dispose()
+def done_count(engine: Engine, names: list[str]) -> int:
+    with engine.connect() as conn:
+        query = text("SELECT count(*) FROM vets WHERE repo_id = ANY(:names) AND status IN ('done', 'failed')")
+        return int(conn.execute(query, {"names": names}).scalar_one())
 
 
 def token(env: dict[str, str], name: str) -> str:
@@ -134,14 +132,22 @@ def submit(api: str, secret: str, names: list[str]) -> None:
         list(pool.map(lambda name: client.post("/vet", params={"repo": name}).raise_for_status(), names))
 
 
-def wait_done(store_url: str, names: list[str]) -> None:
-    while done_count(store_url, names) < len(names):
+def wait_done(engine: Engine, names: list[str]) -> None:
+    while done_count(engine, names) < len(names):
         time.sleep(TICK)
 
 
-def vet_round(api: str, secret: str, env: dict[str, str], warmup: list[str], names: list[str], workers: int,
-              work: Path) -> tuple[float, float]:
-    """(wall seconds, worker CPU seconds) to vet ``names`` with ``workers`` fresh worker processes.
+@dataclass
+class Round:
+    wall: float
+    worker_cpu: float
+    all_cpu: float  # workers, the API and the hub together
+    load: float  # the machine's 1-minute load average at the end (other tenants included)
+
+
+def vet_round(api: str, secret: str, engine: Engine, env: dict[str, str], warmup: list[str], names: list[str],
+              workers: int, work: Path, others: list[int]) -> Round:
+    """Wall and CPU seconds to vet ``names`` with ``workers`` fresh worker processes (``others``: API, hub pids).
 
     ``warmup`` vets go first, untimed: a worker's first vet pays for imports and compiling rules."""
     with ExitStack() as stack:
@@ -150,14 +156,16 @@ def vet_round(api: str, secret: str, env: dict[str, str], warmup: list[str], nam
         for log in logs:
             wait_for_line(log, "hfvet worker:")
         submit(api, secret, warmup)
-        wait_done(env["HFVET_DATABASE_URL"], warmup)
-        cpu_before = sum(cpu_seconds(p.pid) for p in procs)
+        wait_done(engine, warmup)
+        pids = [p.pid for p in procs]
+        workers_before, others_before = sum(map(cpu_seconds, pids)), sum(map(cpu_seconds, others))
         started = time.perf_counter()
         submit(api, secret, names)
-        wait_done(env["HFVET_DATABASE_URL"], names)
+        wait_done(engine, names)
         wall = time.perf_counter() - started
-        cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu_before
-    return wall, cpu
+        worker_cpu = sum(map(cpu_seconds, pids)) - workers_before
+        other_cpu = sum(map(cpu_seconds, others)) - others_before
+    return Round(wall, worker_cpu, worker_cpu + other_cpu, os.getloadavg()[0])
 
 
 def gate_rounds(api_urls: list[str], sha: str, rounds: int, seconds: int, connections: int) -> dict[str, list[float]]:
@@ -178,6 +186,21 @@ def _checked(result: tuple[float, float, str]) -> float:
     if problems:
         raise SystemExit(f"wrk saw errors: {problems}")
     return rate
+
+
+def vets_markdown(results: dict[int, list[Round]], counts: list[int], vets: int) -> str:
+    base = median([vets / one.wall * 60 for one in results[counts[0]]]) or 1.0
+    rows = []
+    for k in counts:
+        rates = [vets / one.wall * 60 for one in results[k]]
+        rate = median(rates) or 0.0
+        rows.append([str(k), f"{rate:,.0f}", f"{rate / base:.2f}x", f"{median([o.wall for o in results[k]]):.1f} s",
+                     f"{median([o.worker_cpu / vets for o in results[k]]):.3f} s",
+                     f"{median([o.all_cpu / vets for o in results[k]]):.3f} s",
+                     f"{median([o.all_cpu / o.wall for o in results[k]]):.2f}",
+                     f"{median([o.load for o in results[k]]):.1f}", ", ".join(f"{x:,.0f}" for x in rates)])
+    return table(["workers", "vets/min (median)", "vs 1 worker", "wall per round", "worker CPU per vet",
+                  "all CPU per vet", "cores busy (ours)", "load avg", "vets/min per round"], rows)
 
 
 def main() -> None:
@@ -212,32 +235,26 @@ def main() -> None:
                "HFVET_WORKER_HEARTBEAT_SECONDS": "2"}
         subprocess.run(python_m("db", "upgrade"), cwd=ROOT, env=env, check=True, capture_output=True)
         secret = token(env, "bench")
-        stack.enter_context(process(python_m("hub", "serve", "--root", str(hub_root), "--port", str(hub_port),
-                                             "--latency-ms", str(args.latency_ms), "--quiet"), env, work / "hub.log"))
+        hub_command = python_m("hub", "serve", "--root", str(hub_root), "--port", str(hub_port),
+                               "--latency-ms", str(args.latency_ms), "--quiet")
+        hub_proc = stack.enter_context(process(hub_command, env, work / "hub.log"))
         wait_http(f"{hub_url}/api/models/{TEMPLATE}")
         api = f"http://127.0.0.1:{api_port}"
-        stack.enter_context(process(python_m("serve", "--port", str(api_port), "--no-access-log"), env,
-                                    work / "api.log"))
+        api_proc = stack.enter_context(process(python_m("serve", "--port", str(api_port), "--no-access-log"), env,
+                                               work / "api.log"))
         wait_http(f"{api}/healthz")
+        engine = create_engine(store)
+        stack.callback(engine.dispose)
 
-        results: dict[int, list[tuple[float, float]]] = {k: [] for k in counts}
+        results: dict[int, list[Round]] = {k: [] for k in counts}
         for r in range(args.rounds):
             for k in counts:
-                wall, cpu = vet_round(api, secret, env, warmups[(k, r)], batches[(k, r)], k, work)
-                results[k].append((wall, cpu))
-                print(f"round {r + 1}, {k} workers: {args.vets} vets in {wall:.1f} s, workers' CPU {cpu:.1f} s",
-                      file=sys.stderr)
-
-        base = median([args.vets / w * 60 for w, _ in results[counts[0]]]) or 1.0
-        rows = []
-        for k in counts:
-            rates = [args.vets / w * 60 for w, _ in results[k]]
-            rows.append([str(k), f"{median(rates):,.0f}", f"{median(rates) / base:.2f}x",  # type: ignore[operator]
-                         f"{median([w for w, _ in results[k]]):.1f} s",
-                         f"{median([c / args.vets for _, c in results[k]]):.3f} s",
-                         ", ".join(f"{x:,.0f}" for x in rates)])
-        vets_table = table(["workers", "vets/min (median)", "vs 1 worker", "wall per round", "worker CPU per vet",
-                            "vets/min per round"], rows)
+                one = vet_round(api, secret, engine, env, warmups[(k, r)], batches[(k, r)], k, work,
+                                [api_proc.pid, hub_proc.pid])
+                results[k].append(one)
+                print(f"round {r + 1}, {k} workers: {args.vets} vets in {one.wall:.1f} s, workers' CPU "
+                      f"{one.worker_cpu:.1f} s, all {one.all_cpu:.1f} s, load {one.load:.1f}", file=sys.stderr)
+        vets_table = vets_markdown(results, counts, args.vets)
 
         # The gate: one repo vetted, then one replica vs two on the same database.
         with httpx.Client(base_url=api, headers={"Authorization": f"Bearer {secret}"}, timeout=120) as client:

@@ -77,13 +77,14 @@ def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
 async def _run(app: procrastinate.App, store: Store, concurrency: int, heartbeat: float) -> None:
     import asyncio
 
+    from app.jobs.runloop import work_until_stopped
     from app.jobs.sweep import STALE_HEARTBEATS, sweep_forever
 
     async with app.open_async():
         sweeper = asyncio.create_task(sweep_forever(app, store, heartbeat))
         try:
-            await app.run_worker_async(queues=QUEUES, concurrency=concurrency, update_heartbeat_interval=heartbeat,
-                                       stalled_worker_timeout=heartbeat * STALE_HEARTBEATS,
-                                       fetch_job_polling_interval=heartbeat)
+            await work_until_stopped(app, queues=QUEUES, concurrency=concurrency, update_heartbeat_interval=heartbeat,
+                                     stalled_worker_timeout=heartbeat * STALE_HEARTBEATS,
+                                     fetch_job_polling_interval=heartbeat)
         finally:
             sweeper.cancel()

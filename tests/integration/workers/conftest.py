@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -13,14 +12,23 @@ from tests.integration.api.live import SlowHub
 from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
 from tests.integration.workers.cluster import build_fleet
 
-FLEET = 100
+FLEET = 140  # 100 for the hundred vets, the rest for the fault tests: every test vets repos of its own
+
+
+def fresh_database() -> Iterator[str]:
+    if not PG_URL:
+        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
+    yield from _fresh_postgres_database(PG_URL)
+
+
+@pytest.fixture(scope="module")
+def shared_store() -> Iterator[str]:
+    yield from fresh_database()
 
 
 @pytest.fixture
 def pg_store() -> Iterator[str]:
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    yield from _fresh_postgres_database(PG_URL)
+    yield from fresh_database()
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +38,6 @@ def fleet_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hub, l
     slow = SlowHub(create_app(root))
     with AppServer(slow) as server:
         yield Hub(slow, server.url, root), names
-    slow.delay = 0.0
 
 
 @pytest.fixture
@@ -39,11 +46,6 @@ def hub(fleet_hub: tuple[Hub, list[str]]) -> Iterator[Hub]:
     fleet_hub[0].app.delay = 0.0
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fleet(fleet_hub: tuple[Hub, list[str]]) -> list[str]:
     return fleet_hub[1]
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path
