@@ -51,6 +51,16 @@ class Settings(BaseSettings):
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
+    queue: Literal["inprocess", "procrastinate"] = Field(
+        "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
+        "(PostgreSQL only; docs/deploy.md)."
+    )
+    revet_cron: str = Field(
+        "*/15 * * * *", description="When `hfvet worker`s re-check approved repos' heads, policy and scanners (cron)."
+    )
+    worker_heartbeat_seconds: float = Field(
+        10, gt=0, description="Seconds between a worker's heartbeats; silent 3x as long, its jobs go to others."
+    )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
     # The values of app.core.scanners.peers.corroboration.PeersMode, spelled out: light commands
