@@ -84,7 +84,7 @@ def vet(
             result = _timed_out(file, limits.max_vet_seconds)
         else:
             result = scan_file(cached, manifest, file, scanners, limits, memory, peers)
-        cached.forget(file.path)
+        result = FileResult(replace(result.report, bytes_read=cached.forget(file.path)), result.findings)
         if progress:
             progress(result.report, cached.bytes_read)
         return result

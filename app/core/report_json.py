@@ -56,6 +56,8 @@ def dump_file(f: FileReport) -> dict[str, Any]:
     doc["engines"] = dict(f.engines)
     if not f.engines:
         del doc["engines"]
+    if f.bytes_read is None:
+        del doc["bytes_read"]
     return doc
 
 
@@ -130,6 +132,7 @@ class _FileDoc(_Doc):
     format: str
     scanned: bool  # required: a stored report must say whether each file was vetted
     engines: dict[str, str] = Field(default_factory=dict)  # absent in reports before peers could be skipped
+    bytes_read: int | None = Field(default=None, ge=0)  # absent in reports before it was kept per file
 
 
 class _StatsDoc(_Doc):
@@ -170,8 +173,10 @@ class _ReportDoc(_Doc):
                         f.source)
                 for f in self.findings
             ),
-            files=tuple(FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned, dict(f.engines))
-                        for f in self.files),
+            files=tuple(
+                FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned, dict(f.engines), f.bytes_read)
+                for f in self.files
+            ),
             stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),
             scanners=dict(self.scanners),
             identity=dict(self.identity),

@@ -48,6 +48,8 @@ def test_repo_page_shows_identity_history_files_and_findings_by_rule(client: Tes
     assert 'data-testid="identity"' in html
     assert rows(html, "revision-row", "data-sha") == [world.shas["reject"]]
     assert 'data-testid="file-row"' in html
+    read = re.findall(r'data-testid="file-read">([^<]+)<', html)
+    assert read and all(cell.strip() != "—" for cell in read)  # every file says how much of it hfvet read
     found = set(rows(html, "finding", "data-rule"))
     assert found and any(severity in html for severity in ('data-severity="critical"', 'data-severity="high"'))
     assert 'data-testid="reasons"' in html and "reject" in html
