@@ -12,7 +12,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from confusable_homoglyphs import confusables
 from rapidfuzz.distance import DamerauLevenshtein
 
 from app.core.policy.schema import TierName, Tiers
@@ -129,6 +128,9 @@ def skeleton(name: str) -> str:
 def _ascii_lookalike(ch: str) -> str:
     if ch.isascii():
         return ch
+    # Lazy: the table is a 0.9 MB JSON read on import, and most org names are plain ASCII.
+    from confusable_homoglyphs import confusables
+
     for glyph in confusables.confusables_data.get(ch, ()):
         candidate = glyph["c"]
         if len(candidate) == 1 and candidate.isascii() and candidate.isalnum():
