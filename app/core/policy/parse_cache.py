@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -30,6 +30,7 @@ META_FIELDS = ("empty", "line", "column", "start_pos", "container_line", "contai
                "container_start_pos", "end_line", "end_column", "end_pos", "container_end_line",
                "container_end_column", "container_end_pos")
 TREE, TOKEN = "tree", "token"
+_POSITION_TYPES = frozenset({int, bool, type(None)})
 
 
 class NotATree(ValueError):
@@ -97,7 +98,7 @@ def _meta_json(meta: Any) -> list[Any] | dict[str, Any] | None:
     if meta is None:
         return None  # lark makes an empty Meta on first access
     fields = dict(vars(meta))
-    if not all(_position(v) for v in fields.values()):  # None: a `true` token carries no position
+    if not _positions(fields.values()):  # None: a `true` token carries no position
         raise NotATree(f"meta {fields!r}")
     return [fields[name] for name in META_FIELDS] if tuple(fields) == META_FIELDS else fields
 
@@ -107,32 +108,37 @@ def from_json(data: Any) -> Any:
     from lark import Token, Tree
     from lark.tree import Meta
 
-    if not isinstance(data, list) or not data:
-        raise NotATree(repr(data)[:80])
-    if data[0] == TOKEN and len(data) == 3 + len(TOKEN_POSITIONS):
-        if not all(isinstance(v, str) for v in data[1:3]) or not all(_position(v) for v in data[3:]):
-            raise NotATree("token fields")
-        return Token(*data[1:])
-    if data[0] == TREE and len(data) == 4 and isinstance(data[3], list):
-        label, meta_fields, children = data[1:]
-        tree = Tree(label if isinstance(label, str) else from_json(label), [from_json(c) for c in children])
-        if meta_fields is not None:
-            tree._meta = _meta_from_json(meta_fields, Meta())  # type: ignore[no-untyped-call]  # lark's slot
-        return tree
-    raise NotATree(repr(data[0])[:80])
+    def node(item: Any) -> Any:  # a closure: one import, few lookups, for thousands of nodes
+        if type(item) is not list or not item:
+            raise NotATree(repr(item)[:80])
+        kind = item[0]
+        if kind == TOKEN and len(item) == 3 + len(TOKEN_POSITIONS):
+            if type(item[1]) is not str or type(item[2]) is not str or not _positions(item[3:]):
+                raise NotATree("token fields")
+            return Token(*item[1:])
+        if kind == TREE and len(item) == 4 and type(item[3]) is list:
+            label, fields = item[1], item[2]
+            tree = Tree(label if type(label) is str else node(label), [node(child) for child in item[3]])
+            if fields is not None:
+                meta = Meta()  # type: ignore[no-untyped-call]
+                vars(meta).update(_meta_fields(fields))
+                tree._meta = meta  # lark's slot, which it fills lazily
+            return tree
+        raise NotATree(repr(kind)[:80])
+
+    return node(data)
 
 
-def _meta_from_json(fields: Any, meta: Any) -> Any:
-    if isinstance(fields, list) and len(fields) == len(META_FIELDS):
+def _meta_fields(fields: Any) -> dict[str, Any]:
+    if type(fields) is list and len(fields) == len(META_FIELDS):
         fields = dict(zip(META_FIELDS, fields, strict=True))
-    if not isinstance(fields, dict) or not all(_position(v) for v in fields.values()):
+    if type(fields) is not dict or not _positions(fields.values()):
         raise NotATree("meta fields")
-    vars(meta).update(fields)
-    return meta
+    return fields
 
 
-def _position(value: Any) -> bool:
-    return value is None or type(value) in (int, bool)
+def _positions(values: Iterable[Any]) -> bool:
+    return {type(v) for v in values} <= _POSITION_TYPES
 
 
 # ---- the file -----------------------------------------------------------------------------
