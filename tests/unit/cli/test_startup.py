@@ -79,7 +79,8 @@ def test_with_warm_caches_scan_and_policy_check_never_load_celpy(tmp_path: Path)
     assert list((tmp_path / "cache" / "hfvet" / "cel-trees").glob("*.json"))
     scanned = imported_by("scan", str(tiny), env=env)
     assert {"app.core.scanners.pickle_scanner", "app.core.policy.engine"} <= scanned  # scanned, then decided
-    assert "celpy" not in scanned
+    # Nor the lookalike-org libraries: a local scan has no org to compare.
+    assert not scanned & {"celpy", "rapidfuzz", "confusable_homoglyphs.confusables"}, sorted(scanned)
     checked = imported_by("policy", "check", env=env)
     assert "app.core.policy.loader" in checked
     assert "celpy" not in checked
