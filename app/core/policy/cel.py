@@ -1,8 +1,10 @@
 """The CEL boundary: compile `when` expressions, evaluate them, and tame celpy's types and errors.
 
 Each expression is parsed once per process (`compile_cel` caches by its text, so a changed policy
-compiles only its changed rules) into celpy's runner plus a fast closure (fastcel.py). celpy and
-its Lark parser load on the first compile, not on import: commands without a policy stay light.
+compiles only its changed rules) into a parse tree, a fast closure over it (fastcel.py) and, on
+demand, celpy's runner. Trees also persist between processes (parse_cache.py): a policy whose
+expressions were all seen before loads without building celpy's Lark parser, and celpy itself loads
+only when a rule is new or falls back to it. Nothing of CEL loads on import.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from app.core.policy.fastcel import FastFn, fast_program
+from app.core.policy.parse_cache import cached_tree
 
 if TYPE_CHECKING:
     import celpy
@@ -65,11 +68,17 @@ def _literal_end(expr: str, i: int, quote: str) -> int:
 
 @dataclass(frozen=True)
 class CelProgram:
-    """One compiled `when`: celpy's runner (the reference) and, when the subset allows, a fast path."""
+    """One compiled `when`: its parse tree, the fast path when the subset allows, celpy's runner on demand."""
 
     source: str
-    runner: celpy.Runner
+    tree: Any  # lark.Tree, as celpy's parser gives it (or as parse_cache rebuilds it, identically)
     fast: FastFn | None
+
+    @cached_property
+    def runner(self) -> celpy.Runner:
+        """celpy's runner (the reference): built, with celpy's Environment, the first time a rule needs it."""
+        with _ENV_LOCK:
+            return _environment().program(self.tree)
 
 
 class Activation:
@@ -99,17 +108,21 @@ def _environment() -> celpy.Environment:
 @lru_cache(maxsize=1024)
 def compile_cel(expr: str) -> CelProgram:
     """Parse and prepare an expression once; syntax errors name the expression's line:column."""
+    tree = cached_tree(expr, _fresh_tree)
+    return CelProgram(expr, tree, fast_program(tree))
+
+
+def _fresh_tree(expr: str) -> Any:
+    """celpy's parse of ``expr`` (building the parser on first use), for a parse_cache miss."""
     from celpy.celparser import CELParseError  # lazy, see the module docstring
 
     with _ENV_LOCK:
-        env = _environment()
         try:
-            tree = _parse(env, expr)
+            return _parse(_environment(), expr)
         except CELParseError as exc:
             raise CelCompileError(
                 f"invalid CEL at expression line {exc.line}, column {exc.column}: {_parse_problem(exc)}"
             ) from exc
-        return CelProgram(expr, env.program(tree), fast_program(tree))
 
 
 def _parse(env: celpy.Environment, expr: str) -> Any:

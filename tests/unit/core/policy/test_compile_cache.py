@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,9 @@ from .helpers import POLICIES, REPO_ROOT, facts, finding
 
 
 @pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every expression parsed from now on, with an empty compile cache."""
+def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[str]]:
+    """Every expression parsed from now on, with empty compile caches (this process's and on disk)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     seen: list[str] = []
     real = cel._parse
 
