@@ -10,8 +10,6 @@ import io
 import pickletools
 from typing import IO
 
-import numpy as np
-
 from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.peers.engine_run import Opener
 from app.core.scanners.peers.shared import PeerFacts
@@ -94,6 +92,8 @@ def npy_payload_offset(stream: IO[bytes]) -> int | None:
     Uses numpy's public header readers (literal_eval only; no data is loaded).
     """
     start = stream.tell()
+    import numpy as np  # only for a .npy member
+
     version = np.lib.format.read_magic(stream)
     if version == (1, 0):
         _shape, _order, dtype = np.lib.format.read_array_header_1_0(stream)
