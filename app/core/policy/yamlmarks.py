@@ -71,7 +71,11 @@ def load_yaml(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError.single(str(path), None, f"cannot read: {exc}") from exc
-    loader = _LineLoader(text)  # a SafeLoader: plain data only
+    try:
+        # Inside the try: the reader refuses control characters as soon as it is built.
+        loader = _LineLoader(text)  # a SafeLoader: plain data only
+    except yaml.YAMLError as exc:
+        raise PolicyError.single(str(path), None, f"invalid YAML: {exc}") from exc
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
