@@ -30,12 +30,13 @@ def malicious_zips() -> list[bytes]:
     return [hostile.torch_zip("archive"), op.zip_bytes({"m/data.pkl": hostile.by_protocol(4)}, op.zipfile.ZIP_DEFLATED)]
 
 
-def _tar(members: dict[str, bytes], mode: str = "w") -> bytes:
+def _tar(members: dict[str, bytes], mode: str = "w", fmt: int = tarfile.DEFAULT_FORMAT,
+         pax: dict[str, str] | None = None) -> bytes:
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode=mode) as archive:  # type: ignore[call-overload]
+    with tarfile.open(fileobj=out, mode=mode, format=fmt) as archive:  # type: ignore[call-overload]
         for name, data in members.items():
             info = tarfile.TarInfo(name)
-            info.size = len(data)
+            info.size, info.pax_headers = len(data), dict(pax or {})
             archive.addfile(info, io.BytesIO(data))
     raw = out.getvalue()
     used = -(-len(raw.rstrip(b"\0")) // 512) * 512
@@ -45,7 +46,10 @@ def _tar(members: dict[str, bytes], mode: str = "w") -> bytes:
 @cache
 def malicious_tars() -> list[bytes]:
     return [_tar({"ckpt/model.pkl": hostile.by_protocol(2)}),
-            _tar({"ckpt/notes.txt": b"hello", "ckpt/weights.pkl": hostile.by_protocol(4)}, "w|")]
+            _tar({"ckpt/notes.txt": b"hello", "ckpt/weights.pkl": hostile.by_protocol(4)}, "w|"),
+            _tar({"ckpt/" + "long/" * 30 + "model.pkl": hostile.by_protocol(2)}, fmt=tarfile.GNU_FORMAT),
+            _tar({"ckpt/model.pkl": hostile.by_protocol(2)}, fmt=tarfile.PAX_FORMAT,
+                 pax={"path": "ckpt/model.pkl", "GNU.sparse.name": "ckpt/model.pkl", "comment": "x"})]
 
 
 @cache

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 import pytest
 
+from app.core.findings import Severity
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
+from app.core.scanners.binary_scanner import BinaryScanner
+from app.core.verdict import Verdict
+from tests.fuzz import harness as h
 
 
 def test_a_control_character_in_a_policy_is_a_policy_error(tmp_path: Path) -> None:
@@ -16,3 +22,24 @@ def test_a_control_character_in_a_policy_is_a_policy_error(tmp_path: Path) -> No
     path.write_text("name: x\x1a\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="invalid YAML"):
         load_policy(path)
+
+
+def _pax_tar(name: str, pax: dict[str, str], data: bytes) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        info = tarfile.TarInfo(name)
+        info.size, info.pax_headers = len(data), pax
+        archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("pax", [{"GNU.sparse.name": "../../.bashrc"},
+                                 {"path": "ok/b.txt", "GNU.sparse.name": "../../.bashrc"}])
+def test_a_pax_sparse_name_is_the_name_tarfile_extracts(pax: dict[str, str]) -> None:
+    """tarfile names the member after GNU.sparse.name (last pax record wins); it was not checked."""
+    raw = _pax_tar("ok/a.txt", pax, b"hello\n")
+    with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
+        assert archive.getnames() == ["../../.bashrc"]  # what an extracting loader would write
+    verdict, findings = h.vet_files({"c.tar": raw}, [BinaryScanner()])
+    assert ("archive-unsafe-name", Severity.HIGH) in {(f.rule, f.severity) for f in findings}
+    assert verdict is Verdict.REJECT
