@@ -24,6 +24,15 @@ def test_a_control_character_in_a_policy_is_a_policy_error(tmp_path: Path) -> No
         load_policy(path)
 
 
+@pytest.mark.parametrize("value", ["2999-12-32", "2026-02-30", "0000-01-01"])
+def test_an_impossible_date_in_a_policy_is_a_policy_error(tmp_path: Path, value: str) -> None:
+    """PyYAML resolves it as a timestamp, then datetime raises ValueError: found by bench/fuzz_long.py."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(f"name: x\nwaivers:\n  - expires: {value}\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match="invalid YAML value"):
+        load_policy(path)
+
+
 def _pax_tar(name: str, pax: dict[str, str], data: bytes) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:

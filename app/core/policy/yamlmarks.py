@@ -84,6 +84,8 @@ def load_yaml(path: Path) -> Any:
         raise PolicyError.single(str(path), line, f"invalid YAML: {exc.problem or exc}") from exc
     except yaml.YAMLError as exc:
         raise PolicyError.single(str(path), None, f"invalid YAML: {exc}") from exc
+    except (ValueError, OverflowError) as exc:  # a scalar PyYAML resolves but cannot build: 2999-12-32
+        raise PolicyError.single(str(path), None, f"invalid YAML value: {exc}") from exc
     finally:
         loader.dispose()
 
