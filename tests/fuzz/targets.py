@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import celpy
 from hypothesis import strategies as st
 
 from app.api import validation, webhook_payload
@@ -32,6 +33,10 @@ from tests.fuzz import harness as h
 from tests.fuzz import seeds
 
 OWN_SCANNERS = (PickleScanner, BinaryScanner, UnknownContentScanner)
+
+# celpy.Environment() sets the recursion limit to 2500; the policy loader builds one lazily, and
+# hypothesis refuses a limit changed inside a test run. Set it once here, before any run.
+celpy.Environment()
 
 
 @dataclass(frozen=True)
