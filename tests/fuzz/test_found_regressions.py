@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import struct
 import tarfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,9 +13,12 @@ import pytest
 from app.core.findings import Severity
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
+from app.core.scanners.base import Scanner
 from app.core.scanners.binary_scanner import BinaryScanner
+from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.verdict import Verdict
 from tests.fuzz import harness as h
+from tests.samples import hostile
 
 
 def test_a_control_character_in_a_policy_is_a_policy_error(tmp_path: Path) -> None:
@@ -52,3 +57,21 @@ def test_a_pax_sparse_name_is_the_name_tarfile_extracts(pax: dict[str, str]) -> 
     verdict, findings = h.vet_files({"c.tar": raw}, [BinaryScanner()])
     assert ("archive-unsafe-name", Severity.HIGH) in {(f.rule, f.severity) for f in findings}
     assert verdict is Verdict.REJECT
+
+
+def _sevenzip_with_header_id(pid: int) -> bytes:
+    """A valid 7z whose next-header block starts with property id ``pid``, both CRCs fixed up."""
+    raw = bytearray(hostile.sevenzip(hostile.by_protocol(4), "model.pkl"))
+    offset, size = struct.unpack_from("<QQ", raw, 12)
+    raw[32 + offset] = pid
+    struct.pack_into("<I", raw, 28, zlib.crc32(raw[32 + offset : 32 + offset + size]))
+    struct.pack_into("<I", raw, 8, zlib.crc32(raw[12:32]))
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("scanner", [PickleScanner(), BinaryScanner()], ids=lambda s: s.name)
+def test_an_unknown_7z_header_field_is_a_finding(scanner: Scanner) -> None:
+    """py7zr raises TypeError("Unknown field") for it; that escaped the scanners (found by fuzz_long)."""
+    outcome = h.scan_direct(scanner, "weights.7z", _sevenzip_with_header_id(0x09))
+    assert outcome is not None
+    assert h.worst(outcome.findings).rank >= Severity.HIGH.rank
