@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
+    rate_limit_burst: int = Field(
+        60, ge=0, description="Mutating requests (POST...) a caller may send at once before 429 (0: no limit)."
+    )
+    rate_limit_per_second: float = Field(
+        1.0, ge=0, description="Mutating requests per second a caller's allowance refills by (0: no limit)."
+    )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
 
