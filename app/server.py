@@ -1,4 +1,4 @@
-"""create_app(settings): the HTTP API over the store, the in-process job runner and the hub."""
+"""create_app(settings): the HTTP API over the store, a job queue (in process, or procrastinate) and the hub."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import partial
 
 from fastapi import FastAPI
 
-from app import __version__
+from app import __version__, web
 from app.api import errors, metrics
 from app.api.deps import AppState
 from app.api.fastgate import HfvetAPI
@@ -19,6 +19,8 @@ from app.core.jobs import VetJob
 from app.core.report import Report
 from app.db.version import VersionProbe
 from app.jobs.inprocess import InProcessQueue
+from app.jobs.interface import JobQueue
+from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
 from app.services.gating import Resolver, active_policy
 from app.services.polling import poll_once
@@ -52,6 +54,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
     app.add_middleware(BodyLimit)
     app.add_middleware(RateLimit, buckets=buckets_from(settings.rate_limit_burst, settings.rate_limit_per_second))
     app.include_router(api_router)
+    web.install(app, settings)  # the dashboard's pages under /ui/, after the API's routes
     return app
 
 
@@ -62,7 +65,11 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     def vet(job: VetJob) -> Report:
         return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
 
-    jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
+    jobs: JobQueue
+    if settings.queue == "procrastinate":  # `hfvet worker`s run the vets (docs/deploy.md)
+        jobs = ProcrastinateQueue(store, (policy.name, policy.sha256))
+    else:
+        jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
     return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine))
 
 

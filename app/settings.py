@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -44,6 +45,9 @@ class Settings(BaseSettings):
     server: str | None = Field(None, description="URL of an hfvet server the CLI asks instead of the local store.")
     token: SecretStr | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
     webhook_secret: SecretStr | None = Field(None, description="Shared secret of the Hugging Face webhook.")
+    session_secret: SecretStr | None = Field(
+        None, description="Key that signs dashboard session cookies (default: a random one per server process)."
+    )
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
@@ -53,8 +57,24 @@ class Settings(BaseSettings):
     rate_limit_per_second: float = Field(
         1.0, ge=0, description="Mutating requests per second a caller's allowance refills by (0: no limit)."
     )
+    queue: Literal["inprocess", "procrastinate"] = Field(
+        "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
+        "(PostgreSQL only; docs/deploy.md)."
+    )
+    revet_cron: str = Field(
+        "*/15 * * * *", description="When `hfvet worker`s re-check approved repos' heads, policy and scanners (cron)."
+    )
+    worker_heartbeat_seconds: float = Field(
+        10, gt=0, description="Seconds between a worker's heartbeats; silent 3x as long, its jobs go to others."
+    )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+    # The values of app.core.scanners.peers.corroboration.PeersMode, spelled out: light commands
+    # (gate, --help) read settings and should not load scanner modules.
+    peers: Literal["always", "auto"] = Field(
+        "auto", description="Corroborating engines (picklescan, modelscan): `auto` skips them on files hfvet's "
+        "engine walked completely and found clean; `always` runs them on every file they handle."
+    )
 
     def store_url(self) -> str:
         """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""

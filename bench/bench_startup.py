@@ -6,7 +6,9 @@ are printed beside wall time: they hold steadier than wall time when other jobs 
 Bytecode caches are written (PYTHONDONTWRITEBYTECODE is dropped, one warm-up round) as for any install.
 `gate --server URL` asks a live `hfvet serve` (store prepared by vetting one fixture repo).
 `scan --policy interim` is the same scan without the policy engine (the severity-only verdict): the
-difference is what loading the policy (and building the CEL parser) costs.
+difference is what loading the policy costs. The user cache (compiled YARA rules, CEL parse trees) is
+a private directory filled by the warm-up round, as on any machine after its first scan; the
+`(empty caches)` row gives each run a new empty one: a first start, which also builds celpy's parser.
 Targets (issue 13 item 5): `--help` and `gate --server URL` < 0.3 s, `scan tiny.pkl` < 0.4 s (medians).
 """
 
@@ -46,6 +48,7 @@ class Measured:
     env: dict[str, str]
     cwd: Path
     target: float | None = None
+    empty_caches: Path | None = None  # each run gets a new empty XDG_CACHE_HOME under this directory
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
 
@@ -62,7 +65,7 @@ def hfvet_commands(tiny: Path) -> dict[str, list[str]]:
     }
 
 
-def plan(tiny: Path, checkouts: dict[str, Path], env: dict[str, str]) -> dict[str, Measured]:
+def plan(tiny: Path, checkouts: dict[str, Path], env: dict[str, str], scratch: Path) -> dict[str, Measured]:
     """Every command to time: the references, then each hfvet command per checkout (label: path)."""
     measured = {
         "python -c pass": Measured([sys.executable, "-c", "pass"], env, ROOT),
@@ -72,14 +75,24 @@ def plan(tiny: Path, checkouts: dict[str, Path], env: dict[str, str]) -> dict[st
         for label, checkout in checkouts.items():
             row = f"{name} ({label})" if len(checkouts) > 1 else name
             measured[row] = Measured(command, {**env, "PYTHONPATH": str(checkout)}, checkout, TARGETS.get(name))
+    scan = hfvet_commands(tiny)["hfvet scan tiny.pkl"]
+    for label, checkout in checkouts.items():
+        row = "hfvet scan tiny.pkl (empty caches" + (f", {label})" if len(checkouts) > 1 else ")")
+        measured[row] = Measured(scan, {**env, "PYTHONPATH": str(checkout)}, checkout, empty_caches=scratch)
     return measured
+
+
+def run_env(m: Measured) -> dict[str, str]:
+    if m.empty_caches is None:
+        return m.env
+    return {**m.env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=m.empty_caches, prefix="cache-")}
 
 
 def run_all(measured: dict[str, Measured], runs: int) -> None:
     """One warm-up round (writes bytecode caches, as any installed copy has them), then ``runs`` rounds."""
     for round_no in range(runs + 1):
         for name, m in measured.items():
-            wall, cpu, code = timed(m.command, m.env, m.cwd)
+            wall, cpu, code = timed(m.command, run_env(m), m.cwd)
             if code not in OK_CODES:
                 raise SystemExit(f"{name} failed: exit {code}")
             if round_no:
@@ -112,14 +125,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hfvet-startup-") as tmp, prepared_server() as live:
         tiny = Path(tmp) / "tiny.pkl"
         tiny.write_bytes(pickle.dumps({"weights": [1, 2, 3]}))  # plain data: nothing to execute
-        env |= {"HFVET_SERVER": live.url, "HFVET_DATABASE_URL": live.env["HFVET_DATABASE_URL"]}
-        measured = plan(tiny, checkouts, env)
+        env |= {"HFVET_SERVER": live.url, "HFVET_DATABASE_URL": live.env["HFVET_DATABASE_URL"],
+                "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+        (Path(tmp) / "empty").mkdir()
+        measured = plan(tiny, checkouts, env, Path(tmp) / "empty")
         run_all(measured, runs)
     emit("\n".join([
         machine_info(["typer", "rich", "pydantic"]), "",
         table(["command (cold process)", "median wall s", "median CPU s", "min s", "max s",
                "over `python -c pass`", "target met"], rows(measured)),
         "", f"{runs} alternating runs of each after one warm-up round; every run exited 0 (scan: 3, REVIEW).",
+        f"Load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (2 cores).",
     ]), args.out)
 
 

@@ -8,4 +8,5 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff" && ruff check app tests bench
 echo "== mypy" && mypy
 echo "== import-linter" && lint-imports
-echo "== pytest" && pytest -n 2 "$@"
+# loadgroup: tests marked xdist_group share one worker (the browser tests build one live world, not two).
+echo "== pytest" && pytest -n 2 --dist loadgroup "$@"

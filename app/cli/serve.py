@@ -22,7 +22,8 @@ def serve(
         bool, typer.Option("--access-log/--no-access-log", help="Log one line per request.")
     ] = True,
 ) -> None:
-    """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and run vets in this process.
+    """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and the dashboard at /ui/,
+    and run vets in this process.
 
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
 

@@ -20,6 +20,7 @@ from app.core.readcache import CachingSource
 from app.core.repo_refs import references_from
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
+from app.core.scanners.peers.corroboration import SKIPPED_CLEAN, PeersMode, peer_decision
 from app.core.verdict import Decision, interim_decision
 
 NAME = "pipeline"
@@ -64,9 +65,12 @@ def vet(
     memory: MemoryBudget | None = None,
     started: float | None = None,
     repo_checks: Sequence[RepoCheck] = (),
+    peers: PeersMode = "auto",
 ) -> Report:
     """``started`` (time.monotonic()) is when the vet began, if before this call: the budget
-    ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest)."""
+    ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest).
+    ``peers``: ``auto`` skips the corroborating engines on clean complete walks, ``always`` runs them
+    (``app.core.scanners.peers.corroboration``)."""
     started = time.monotonic() if started is None else started
     limits = limits or Limits()
     memory = memory or process_budget(limits)  # shared with every other vet in the process
@@ -79,8 +83,8 @@ def vet(
         if time.monotonic() > deadline:
             result = _timed_out(file, limits.max_vet_seconds)
         else:
-            result = scan_file(cached, manifest, file, scanners, limits, memory)
-        cached.forget(file.path)
+            result = scan_file(cached, manifest, file, scanners, limits, memory, peers)
+        result = FileResult(replace(result.report, bytes_read=cached.forget(file.path)), result.findings)
         if progress:
             progress(result.report, cached.bytes_read)
         return result
@@ -111,8 +115,9 @@ def scan_file(
     scanners: Sequence[Scanner],
     limits: Limits,
     memory: MemoryBudget | None = None,
+    peers: PeersMode = "auto",
 ) -> FileResult:
-    result = _scan_file(source, manifest, file, scanners, limits, memory)
+    result = _scan_file(source, manifest, file, scanners, limits, memory, peers)
     if file.link is None:
         return result
     note = Finding(file.path, NAME, RULE_SYMLINK, Severity.INFO, f"reached through a symlink: {file.link}")
@@ -126,6 +131,7 @@ def _scan_file(
     scanners: Sequence[Scanner],
     limits: Limits,
     memory: MemoryBudget | None,
+    peers: PeersMode,
 ) -> FileResult:
     blob = SourceBlob(source, file.path, file.size)
     try:
@@ -138,14 +144,38 @@ def _scan_file(
     entry = file.with_format(fmt)
     ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory,
                       lambda path: _read_other(source, manifest, path, limits))
-    outcomes = [_run(s, ctx) for s in scanners if _handles(s, entry)]
+    outcomes, engines = _run_scanners(ctx, [s for s in scanners if _handles(s, entry)], peers,
+                                      1 + len(readings.extra))
     if not outcomes:
         return _no_scanner(entry)
     again = [_run_reading(s, ctx, r) for r in readings.extra for s in scanners if hasattr(s, "scan_reading")]
     findings = ([f for o in outcomes for f in o.findings] + [f for o in again for f in o.findings]
                 + _skip_notes(entry, outcomes) + _polyglot(entry, readings))
     scanned = all(o.status is Status.SCANNED for o in (*outcomes, *again))
-    return FileResult(_file_report(entry, scanned), findings)
+    return FileResult(_file_report(entry, scanned, engines), findings)
+
+
+def _run_scanners(
+    ctx: ScanContext, handling: list[Scanner], peers: PeersMode, readings: int
+) -> tuple[list[ScanOutcome], dict[str, str]]:
+    """Each scanner's outcome, in order; a corroborating peer runs only when ``peer_decision`` says so.
+
+    Returns the outcomes and, for each peer that handles the file, whether it ran and why.
+    """
+    outcomes: list[ScanOutcome] = []
+    engines: dict[str, str] = {}
+    for scanner in handling:
+        corroborates = getattr(scanner, "corroborates", None)
+        if corroborates is not None:
+            own = next((o for o in outcomes if o.scanner == corroborates), None)
+            # hfvet's other scanners only: every peer gets the same decision, whatever another peer said.
+            others = [f for o in outcomes if o.scanner != corroborates and o.scanner not in engines
+                      for f in o.findings]
+            engines[scanner.name] = peer_decision(peers, ctx.file.format, own, others, readings, ctx.blob)
+            if engines[scanner.name] == SKIPPED_CLEAN:
+                continue
+        outcomes.append(_run(scanner, ctx))
+    return outcomes, engines
 
 
 def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -> bytes:
@@ -216,5 +246,5 @@ def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
     return FileResult(_file_report(file.with_format(Format.UNREADABLE), False), [finding])
 
 
-def _file_report(entry: ManifestFile, scanned: bool) -> FileReport:
-    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned)
+def _file_report(entry: ManifestFile, scanned: bool, engines: dict[str, str] | None = None) -> FileReport:
+    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned, engines or {})

@@ -66,6 +66,7 @@ class CachingSource:
     def __init__(self, inner: Source) -> None:
         self._inner = inner
         self._files: dict[str, _Segments] = {}
+        self._fetched: dict[str, int] = {}  # path -> bytes fetched from the inner source while it was cached
         self._lock = threading.Lock()
 
     def manifest(self) -> Manifest:
@@ -87,9 +88,12 @@ class CachingSource:
             data = self._inner.read(path, start, stop - start)
             with self._lock:
                 segments.add(start, data)
+                self._fetched[path] = self._fetched.get(path, 0) + len(data)
         with self._lock:
             return segments.get(offset, end)
 
-    def forget(self, path: str) -> None:
+    def forget(self, path: str) -> int:
+        """Drop ``path``'s cached ranges; returns the bytes fetched for it until now (the file's own read cost)."""
         with self._lock:
             self._files.pop(path, None)
+            return self._fetched.pop(path, 0)

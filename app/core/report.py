@@ -18,6 +18,10 @@ class FileReport:
     blob_id: str | None
     format: str
     scanned: bool  # every scanner that looked finished, and at least one looked
+    # Each corroborating peer that handles the file: "ran: <why>" or "skipped: clean-walk" (docs/engines.md).
+    engines: dict[str, str] = field(default_factory=dict)
+    # Bytes hfvet read of this file while vetting it (each byte once); None in reports from before it was kept.
+    bytes_read: int | None = None
 
 
 @dataclass(frozen=True)

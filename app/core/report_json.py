@@ -38,7 +38,7 @@ def dump(report: Report) -> dict[str, Any]:
         ],
         "policy": {"name": report.decision.policy.name, "sha256": report.decision.policy.sha256},
         "findings": [dump_finding(f) for f in report.findings],
-        "files": [vars(f).copy() for f in report.files],
+        "files": [dump_file(f) for f in report.files],
         "stats": vars(report.stats).copy(),
         "scanners": dict(report.scanners),
         "identity": dict(report.identity),
@@ -48,6 +48,17 @@ def dump(report: Report) -> dict[str, Any]:
 
 def dumps(report: Report) -> str:
     return json.dumps(dump(report), indent=2, sort_keys=False)
+
+
+def dump_file(f: FileReport) -> dict[str, Any]:
+    """A files[] entry; ``engines`` only where a corroborating peer handles the file (older readers see no change)."""
+    doc = vars(f).copy()
+    doc["engines"] = dict(f.engines)
+    if not f.engines:
+        del doc["engines"]
+    if f.bytes_read is None:
+        del doc["bytes_read"]
+    return doc
 
 
 def dump_finding(f: Finding) -> dict[str, Any]:
@@ -120,6 +131,8 @@ class _FileDoc(_Doc):
     blob_id: str | None = None
     format: str
     scanned: bool  # required: a stored report must say whether each file was vetted
+    engines: dict[str, str] = Field(default_factory=dict)  # absent in reports before peers could be skipped
+    bytes_read: int | None = Field(default=None, ge=0)  # absent in reports before it was kept per file
 
 
 class _StatsDoc(_Doc):
@@ -160,7 +173,10 @@ class _ReportDoc(_Doc):
                         f.source)
                 for f in self.findings
             ),
-            files=tuple(FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned) for f in self.files),
+            files=tuple(
+                FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned, dict(f.engines), f.bytes_read)
+                for f in self.files
+            ),
             stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),
             scanners=dict(self.scanners),
             identity=dict(self.identity),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, func, select, text
+from sqlalchemy import Connection, Select, Subquery, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -115,8 +115,12 @@ def report_document(session: Session, report_id: int) -> dict[str, Any] | None:
     return None if row is None else row.document
 
 
-def newest_reports(session: Session) -> list[StoredReport]:
-    """The newest report of every stored commit of every repo (what `policy diff --stored` replays)."""
+def newest_reports(session: Session, *, review_under: str | None = None) -> list[StoredReport]:
+    """The newest report of every stored commit of every repo (what `policy diff --stored` replays).
+
+    With ``review_under`` (a policy sha256), only those that may mean `review` under that policy:
+    recorded as `review` under it, or recorded under another policy (re-decided by the caller).
+    """
     newest = (
         select(ReportRow.revision_pk, func.max(ReportRow.id).label("report_id"))
         .group_by(ReportRow.revision_pk).subquery()
@@ -128,6 +132,9 @@ def newest_reports(session: Session) -> list[StoredReport]:
         .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
         .order_by(RepoRow.repo_id, ReportRow.decided_at)
     )
+    if review_under is not None:
+        query = query.where(or_(ReportRow.verdict == "review", ReportRow.policy_sha256.is_(None),
+                                ReportRow.policy_sha256 != review_under))
     return [_stored(row, sha, repo_id) for row, sha, repo_id in session.execute(query)]
 
 
@@ -180,9 +187,14 @@ class OrgFilter:
     not_among: Collection[str] = ()
 
 
-def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: int, limit: int) -> list[RepoSummary]:
-    """Up to ``limit`` repos ordered by id, after the repo id ``after`` (a cursor) and ``offset`` more."""
+def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: int, limit: int,
+              contains: str | None = None, lean_under: str | None = None) -> list[RepoSummary]:
+    """Up to ``limit`` repos ordered by id, after the repo id ``after`` (a cursor) and ``offset`` more;
+    with ``contains``, only repos whose id holds that text (case-insensitive, taken literally).
+    ``lean_under``: see _newest_reports."""
     query = _repos_where(select(RepoRow), orgs).order_by(RepoRow.repo_id).offset(offset).limit(limit)
+    if contains:
+        query = query.where(func.lower(RepoRow.repo_id).contains(contains.lower(), autoescape=True))
     if after is not None:
         query = query.where(RepoRow.repo_id > after)
     repos = list(session.execute(query).scalars())
@@ -190,7 +202,7 @@ def repo_page(session: Session, orgs: OrgFilter, *, after: str | None, offset: i
     counts = dict(session.execute(
         select(RevisionRow.repo_pk, func.count()).where(RevisionRow.repo_pk.in_(pks)).group_by(RevisionRow.repo_pk)
     ).all())
-    newest = _newest_reports(session, pks)
+    newest = _newest_reports(session, pks, lean_under)
     return [RepoSummary(_facts(r), counts.get(r.id, 0), newest.get(r.id)) for r in repos]
 
 
@@ -210,8 +222,16 @@ def _repos_where(query: Select[RepoRow], orgs: OrgFilter) -> Select[RepoRow]:
     return query
 
 
-def _newest_reports(session: Session, repo_pks: list[int]) -> dict[int, StoredReport]:
-    """The newest report of each repo, in one query (a window over each repo's reports)."""
+def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | None = None) -> dict[int, StoredReport]:
+    """The newest report of each repo, in one query (a window over each repo's reports).
+
+    With ``lean_under`` (a policy sha256), a report recorded under that policy carries only the parts
+    of its document the gate's outcome reads (reasons, identity.endpoint): a listing decodes those,
+    not every finding. Reports of other policies come whole, to be re-decided, and so do reports that
+    reference other repos (their verdict may turn on whether those are approved now).
+    """
+    if lean_under is not None:
+        return _newest_lean(session, repo_pks, lean_under)
     rank = func.row_number().over(partition_by=RevisionRow.repo_pk,
                                   order_by=(ReportRow.decided_at.desc(), ReportRow.id.desc()))
     ranked = (
@@ -227,6 +247,44 @@ def _newest_reports(session: Session, repo_pks: list[int]) -> dict[int, StoredRe
         .where(ranked.c.rank == 1)
     )
     return {pk: _stored(row, sha, repo_id) for row, pk, sha, repo_id in session.execute(query)}
+
+
+def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> dict[int, StoredReport]:
+    ranked = _ranked(repo_pks)
+    query = (
+        select(ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRow.policy_sha256,
+               ReportRow.decided_at, ReportRow.requested_revision, ReportRow.requested_by,
+               ReportRow.document["reasons"], ReportRow.document[("identity", "endpoint")],
+               ReportRow.document["references"], ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
+        .join(ranked, ranked.c.report_pk == ReportRow.id)
+        .join(RepoRow, RepoRow.id == ranked.c.repo_pk)
+        .where(ranked.c.rank == 1)
+    )
+    found: dict[int, StoredReport] = {}
+    whole: list[int] = []
+    for (report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references,
+         repo_pk, sha, repo_id) in session.execute(query):
+        if policy_sha != policy_sha256 or references:
+            whole.append(repo_pk)
+            continue
+        decided = decided if decided.tzinfo else decided.replace(tzinfo=UTC)  # SQLite drops tz
+        document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
+        found[repo_pk] = StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document,
+                                      requested, by)
+    if whole:
+        found |= _newest_reports(session, whole)
+    return found
+
+
+def _ranked(repo_pks: list[int]) -> Subquery:
+    rank = func.row_number().over(partition_by=RevisionRow.repo_pk,
+                                  order_by=(ReportRow.decided_at.desc(), ReportRow.id.desc()))
+    return (
+        select(ReportRow.id.label("report_pk"), RevisionRow.repo_pk, RevisionRow.sha, rank.label("rank"))
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .where(RevisionRow.repo_pk.in_(repo_pks))
+        .subquery()
+    )
 
 
 def _facts(row: RepoRow) -> RepoFacts:

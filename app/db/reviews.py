@@ -56,20 +56,55 @@ def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport
     A report's own newest review applies; without one, a reject of an earlier report of the same commit
     carries forward: a re-vet (a vetter's act) never undoes a reviewer's veto. Approvals never carry.
     """
-    own = newest_reviews(session, repo_id)
+    return carry_reviews(newest_reviews(session, repo_id), [(r.id, r.sha) for r in reports])
+
+
+def carry_reviews(own: dict[int, Review], reports: list[tuple[int, str]]) -> dict[int, Review]:
+    """effective_reviews' rule over (report id, commit) pairs, oldest first, and each report's own newest review."""
     carried: dict[str, Review] = {}  # commit -> the reject in force
     effective: dict[int, Review] = {}
-    for report in reports:
-        review = own.get(report.id)
+    for report_id, sha in reports:
+        review = own.get(report_id)
         if review is not None:
             if review.decision == "reject":
-                carried[report.sha] = review
+                carried[sha] = review
             else:
-                carried.pop(report.sha, None)
-        review = review or carried.get(report.sha)
+                carried.pop(sha, None)
+        review = review or carried.get(sha)
         if review is not None:
-            effective[report.id] = review
+            effective[report_id] = review
     return effective
+
+
+def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[str, dict[int, Review]]:
+    """effective_reviews for many repos in two queries (for listings): repo id -> report id -> review.
+
+    Repos without any review are left out.
+    """
+    reviewed = (
+        select(ReviewRow, RepoRow.repo_id)
+        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(RepoRow.repo_id.in_(repo_ids))
+        .order_by(ReviewRow.id)
+    )
+    own: dict[str, dict[int, Review]] = {}
+    for row, repo_id in session.execute(reviewed):
+        own.setdefault(repo_id, {})[row.report_pk] = _review(row)
+    if not own:
+        return {}
+    order = (
+        select(ReportRow.id, RevisionRow.sha, RepoRow.repo_id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(RepoRow.repo_id.in_(list(own)))
+        .order_by(ReportRow.decided_at, ReportRow.id)
+    )
+    reports: dict[str, list[tuple[int, str]]] = {}
+    for report_id, sha, repo_id in session.execute(order):
+        reports.setdefault(repo_id, []).append((report_id, sha))
+    return {repo_id: carry_reviews(reviews, reports.get(repo_id, [])) for repo_id, reviews in own.items()}
 
 
 def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:

@@ -74,7 +74,11 @@ def verify(session: Session, secret: str, now: datetime | None = None) -> Princi
     """Who holds ``secret``, if it is a live token; None if unknown or revoked; TokenExpired if expired.
 
     The digest comparison takes constant time."""
-    wanted = digest(secret)
+    return verify_digest(session, digest(secret), now)
+
+
+def verify_digest(session: Session, wanted: str, now: datetime | None = None) -> Principal | None:
+    """verify() for a token named by its digest (what a dashboard session keeps instead of the secret)."""
     row = session.execute(select(TokenRow).where(TokenRow.digest == wanted)).scalar_one_or_none()
     if row is None or row.revoked_at is not None or not hmac.compare_digest(row.digest, wanted):
         return None

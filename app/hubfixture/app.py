@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -21,16 +22,25 @@ from app.hubfixture.resolve import resolve_file
 DEFAULT_PAGE_SIZE = 1000
 
 
-def create_app(root: Path, *, tokens: Iterable[str] = (), page_size: int = DEFAULT_PAGE_SIZE) -> Starlette:
-    """Serve the repos under ``root``; ``tokens`` are accepted by every gated/private repo."""
+def create_app(
+    root: Path, *, tokens: Iterable[str] = (), page_size: int = DEFAULT_PAGE_SIZE, latency_ms: float = 0
+) -> Starlette:
+    """Serve the repos under ``root``; ``tokens`` are accepted by every gated/private repo.
+
+    ``latency_ms`` holds every request back that long before it is answered, as a remote hub's
+    round trip would (benchmarks of workers against a hub that is the bottleneck)."""
     if not root.is_dir():
         raise FileNotFoundError(f"fixture hub root is not a directory: {root}")
     if page_size < 1:
         raise ValueError("page_size must be positive")
+    if latency_ms < 0:
+        raise ValueError("latency_ms must not be negative")
     store = RepoStore(root)
     accepted = frozenset(tokens)
 
     async def endpoint(request: Request) -> Response:
+        if latency_ms:
+            await asyncio.sleep(latency_ms / 1000)  # on the event loop: waiting requests cost no thread
         body = await request.body() if request.method == "POST" else b""
         raw_path = _raw_path(request)
         call = Call(

@@ -52,6 +52,8 @@ def sarif_document(report: Report) -> dict[str, Any]:
                     "revision": report.revision,
                     "verdict": report.verdict.value,
                     "policy": report.decision.policy.name,
+                    # Which corroborating engines ran on which file, and why (docs/engines.md).
+                    "engines": {f.path: dict(f.engines) for f in report.files if f.engines},
                 },
             }
         ],

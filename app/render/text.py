@@ -81,11 +81,23 @@ def _finding_line(f: Finding) -> Text:
     return line
 
 
+def _peer_summary(report: Report) -> str:
+    """How often each corroborating engine ran or was skipped (per file: the JSON's files[].engines)."""
+    counts: dict[str, list[int]] = {}
+    for f in report.files:
+        for engine, decision in f.engines.items():
+            counts.setdefault(engine, [0, 0])[decision.startswith("skipped")] += 1
+    return "; ".join(f"{engine} ran on {ran}, skipped on {skipped} (clean walks)"
+                     for engine, (ran, skipped) in counts.items())
+
+
 def _print_stats(report: Report, console: Console) -> None:
     s = report.stats
     table = Table(show_header=False, box=None, pad_edge=False)
     unscanned = [f.path for f in report.files if not f.scanned]
     table.add_row("files", f"{s.files} ({len(unscanned)} not fully scanned)")
     table.add_row("bytes read", f"{s.bytes_read:,} of {s.repo_bytes:,}")
+    if peers := _peer_summary(report):
+        table.add_row("peers", peers)
     table.add_row("time", f"{s.seconds:.2f}s")
     console.print(table)

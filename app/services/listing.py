@@ -22,9 +22,10 @@ from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
 from app.core.review import Review
 from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
-from app.db.reviews import effective_reviews, reviewed_repos
+from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
 from app.services.gating import outcome
+from app.services.references import StoreJudge, store_only_judge
 
 Tier = Literal["vendor-official", "trusted", "third-party"]
 Verdict = Literal["approve", "review", "reject"]
@@ -40,6 +41,8 @@ class RepoQuery:
     limit: int = 50
     after: str | None = None  # the repo id a cursor names: list the ones after it
     offset: int = 0
+    search: str | None = None  # only repos whose id contains this text (case-insensitive)
+    deployable: bool = False  # only repos whose newest commit the gate approves now (a review may have settled it)
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,8 @@ class RepoHistory:
 def list_repos(store: Store, policy: LoadedPolicy, query: RepoQuery) -> RepoPage:
     """One page of repos; ``next_after`` is set only when another matching repo exists."""
     matching = _matching(_candidates(store, policy, query), query)
-    skip = query.offset if query.verdict else 0  # without a verdict filter the store applied the offset
+    filtered = query.verdict is not None or query.deployable
+    skip = query.offset if filtered else 0  # without a verdict filter the store applied the offset
     found = list(islice(matching, skip, skip + query.limit + 1))
     page = found[: query.limit]
     more = len(found) > query.limit
@@ -86,18 +90,26 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
     """Repos in id order matching org and tier (filtered in SQL), read in batches."""
     orgs = _org_filter(policy, query)
     after = query.after
-    offset = 0 if query.verdict else query.offset  # with a verdict filter the offset counts matches
+    filtered = query.verdict is not None or query.deployable
+    offset = 0 if filtered else query.offset  # with a verdict filter the offset counts matches
+    # The first read fits the page (twice over when a verdict filter skips some), later ones grow to _BATCH:
+    # every repo read costs its newest report's JSON, so a 50-row page should not read 200.
+    size = min(_BATCH, (query.limit + 1) * (2 if filtered else 1))
+    judge = store_only_judge(store, policy)
     while True:
         with store.session() as session:
-            batch = repo_page(session, orgs, after=after, offset=offset, limit=_BATCH)
+            batch = repo_page(session, orgs, after=after, offset=offset, limit=size, contains=query.search,
+                              lean_under=policy.sha256)
             reviews = _reviews_of_newest(session, batch)
-        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id)) for summary in batch)
-        if len(batch) < _BATCH:
+        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id), judge) for summary in batch)
+        if len(batch) < size:
             return
-        after, offset = batch[-1].repo.repo_id, 0
+        after, offset, size = batch[-1].repo.repo_id, 0, _BATCH
 
 
 def _matching(items: Iterator[Listed], query: RepoQuery) -> Iterator[Listed]:
+    if query.deployable:
+        items = (i for i in items if i.effective is not None and i.effective.approved)
     if query.verdict is None:
         return items
     return (i for i in items if i.effective is not None and i.effective.verdict == query.verdict)
@@ -116,18 +128,20 @@ def _org_filter(policy: LoadedPolicy, query: RepoQuery) -> OrgFilter:
 
 def _reviews_of_newest(session: Session, batch: list[RepoSummary]) -> dict[str, Review]:
     """Repo id -> the review that applies to its newest report, for the repos of ``batch`` with reviews."""
+    newest = {s.repo.repo_id: s.newest.id for s in batch if s.newest is not None}
     found: dict[str, Review] = {}
-    for repo_id in reviewed_repos(session, [s.repo.repo_id for s in batch if s.newest is not None]):
-        newest = next(s.newest for s in batch if s.repo.repo_id == repo_id)
-        review = effective_reviews(session, repo_id, reports_for(session, repo_id)).get(newest.id) if newest else None
+    for repo_id, reviews in effective_reviews_of_repos(session, list(newest)).items():
+        review = reviews.get(newest[repo_id])
         if review is not None:
             found[repo_id] = review
     return found
 
 
-def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None) -> Listed:
+def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None,
+            judge: StoreJudge | None = None) -> Listed:
     newest = summary.newest
-    effective = None if newest is None else outcome(newest, policy, review)  # as the gate sees it
+    refs = None if judge is None or newest is None else judge.of((newest.repo_id, newest.sha))
+    effective = None if newest is None else outcome(newest, policy, review, refs)  # as the gate sees it
     return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
 
 
@@ -140,8 +154,10 @@ def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistor
     if facts is None:
         return None
     by_commit: dict[str, list[Decision]] = {}
+    judge = store_only_judge(store, policy)
     for report in sorted(reports, key=_newest_first):  # each as the gate sees it: with its review
-        by_commit.setdefault(report.sha, []).append(Decision(report, outcome(report, policy, reviews.get(report.id))))
+        effective = outcome(report, policy, reviews.get(report.id), judge.of((repo_id, report.sha)))
+        by_commit.setdefault(report.sha, []).append(Decision(report, effective))
     return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
 
 

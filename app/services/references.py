@@ -115,3 +115,21 @@ def reference_commits(document: dict[str, Any], resolve: Resolver) -> tuple[list
         except (HfvetError, SourceError) as exc:
             unresolved.append(Unresolved(repo, revision, str(exc)))
     return commits, unresolved
+
+
+class HubNotAsked(HfvetError):
+    """A listing judges references by the store alone: asking the hub per row would make a page slow."""
+
+
+def _no_hub(repo: str, revision: str) -> str:
+    raise HubNotAsked(f"{repo}@{revision}: a listing does not resolve branches on the hub; the gate does")
+
+
+def store_only_judge(store: Store, policy: LoadedPolicy) -> StoreJudge:
+    """The judge of listings and pages: pinned references as the store says, branches not approved (fail closed).
+
+    The gate resolves a referenced branch on the hub, so a page may show a repo as not deployable
+    that `GET /gate` approves; never the other way round.
+    """
+    return StoreJudge(store, policy, _no_hub)
+

@@ -83,7 +83,7 @@ def scan_local(
         raise InputError(f"no such file or directory: {path}")
     decide = decide_for(policy_path, settings)
     source = LocalSource(path, repo_id=repo_id, revision=revision, limits=limits)
-    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers)
+    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers, settings=settings)
 
 
 def vet_remote(
@@ -122,7 +122,7 @@ def vet_remote(
         judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub))
         decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
     checks = [identity_check(store, repo_id)] if store is not None else []
-    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks)
+    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
 
 
@@ -135,12 +135,13 @@ def _run(
     workers: int,
     started: float | None = None,
     repo_checks: Sequence[RepoCheck] = (),
+    settings: Settings | None = None,
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
         return vet(
             source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started,
-            repo_checks=repo_checks,
+            repo_checks=repo_checks, peers=settings.peers if settings else "auto",
         )
 
 

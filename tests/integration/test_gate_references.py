@@ -94,3 +94,54 @@ def test_vet_with_references_vets_and_stores_the_base(hub: Path) -> None:
 def test_with_references_needs_the_store(hub: Path) -> None:
     result = runner.invoke(app, ["vet", ADAPTER, "--with-references", "--no-store"])
     assert result.exit_code == 2 and "--no-store" in result.stderr
+
+
+def test_listings_judge_pinned_references_as_the_gate_does(hub: Path) -> None:
+    """The dashboard and GET /repos show an adapter on an approved, pinned base as deployable, like the gate."""
+    from app.core.policy import load_policy
+    from app.services.listing import RepoQuery, list_repos, repo_history
+    from app.services.store import open_store
+    from app.settings import Settings
+
+    base, _ = vet(BASE)
+    base_sha = str(base["revision"])
+    config = json.loads((hub / ADAPTER / "adapter_config.json").read_text())
+    (hub / ADAPTER / "adapter_config.json").write_text(json.dumps({**config, "revision": base_sha}))
+    adapter, _ = vet(ADAPTER)
+    sha = str(adapter["revision"])
+    settings = Settings()
+    policy = load_policy(settings.resolve_policy(settings.policy))
+    store = open_store(settings)
+    try:
+        def deployable() -> list[str]:
+            return [i.repo.repo_id for i in list_repos(store, policy, RepoQuery(deployable=True)).items]
+
+        assert ADAPTER not in deployable()  # the base is vetted but waits for review
+        approve(BASE, base_sha)
+        assert gate(ADAPTER, "--revision", sha)["approved"] is True
+        assert ADAPTER in deployable()
+        history = repo_history(store, policy, ADAPTER)
+        assert history is not None and history.commits[0][1][0].effective.approved
+    finally:
+        store.close()
+
+
+def test_listings_do_not_ask_the_hub_for_a_referenced_branch(hub: Path) -> None:
+    """A base named by branch is resolved by the gate only; a listing fails closed on it (never the other way)."""
+    from app.core.policy import load_policy
+    from app.services.listing import RepoQuery, list_repos
+    from app.services.store import open_store
+    from app.settings import Settings
+
+    base, _ = vet(BASE)
+    approve(BASE, str(base["revision"]))
+    adapter, _ = vet(ADAPTER)
+    assert gate(ADAPTER, "--revision", str(adapter["revision"]))["approved"] is True
+    settings = Settings()
+    store = open_store(settings)
+    try:
+        page = list_repos(store, load_policy(settings.resolve_policy(settings.policy)), RepoQuery(deployable=True))
+        assert ADAPTER not in [i.repo.repo_id for i in page.items]
+        assert BASE in [i.repo.repo_id for i in page.items]
+    finally:
+        store.close()

@@ -11,9 +11,6 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import numpy as np
-from numpy.lib import format as npformat
-
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded
 
@@ -55,6 +52,9 @@ def _literal(text: str) -> object:
 
 
 def _has_object(descr: object) -> bool:
+    import numpy as np  # only for a .npy header: a scan without one never pays numpy's import
+    from numpy.lib import format as npformat
+
     try:
         dtype = npformat.descr_to_dtype(descr)  # type: ignore[arg-type]  # also takes str/tuple
     except Exception as exc:  # noqa: BLE001 - numpy's dtype parser raises many types on hostile text

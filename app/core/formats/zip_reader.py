@@ -18,7 +18,7 @@ import weakref
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from app.core.formats.blobs import PrefetchBlob, SliceBlob, open_blob, origin
 from app.core.formats.streams import CorruptStream, decompressed
@@ -34,7 +34,7 @@ _EXTRA_ALLOWANCE = 64  # typical local extra fields (zip64, timestamps, torch's 
 # <top>/data/<n> records of a torch zip hold raw storage bytes: torch never unpickles them.
 TORCH_STORAGE = re.compile(r"(^|/)data/\d+$")
 # Parsed directories, kept only while the file's blob is alive (one scan of one file).
-_DIRECTORIES: weakref.WeakKeyDictionary[Blob, tuple[ZipMember, ...]] = weakref.WeakKeyDictionary()
+_DIRECTORIES: weakref.WeakKeyDictionary[Blob, _Directory] = weakref.WeakKeyDictionary()
 _DIRECTORIES_LOCK = threading.Lock()
 
 
@@ -58,35 +58,73 @@ class LocalHeader:
     data_offset: int
 
 
+@dataclass(frozen=True)
+class _Directory:
+    members: tuple[ZipMember, ...]
+    infos: tuple[zipfile.ZipInfo, ...]  # zipfile's own entries, for readers that need a ZipFile (the peers)
+    comment: bytes
+
+
 def read_directory(blob: Blob) -> list[ZipMember]:
     """Every central-directory entry, duplicates included (each is scanned).
 
-    Parsed once per file: format refinement, the archive walk and the pickle walk all ask,
-    and parsing 100,000 entries takes about half a second each time.
+    Parsed once per file: format refinement, the archive walk, the pickle walk, the binary
+    checks and the peer engines all ask, and parsing 100,000 entries takes about half a second.
     """
+    return list(_directory(blob).members)
+
+
+def read_infos(blob: Blob) -> tuple[tuple[zipfile.ZipInfo, ...], bytes]:
+    """zipfile's entries of the same single parse (and the archive comment), for ``PreparsedZipFile``."""
+    directory = _directory(blob)
+    return directory.infos, directory.comment
+
+
+def _directory(blob: Blob) -> _Directory:
     key = origin(blob)
     with _DIRECTORIES_LOCK:
         cached = _DIRECTORIES.get(key)
     if cached is not None:
-        return list(cached)
-    members = _parse_directory(blob)
+        return cached
+    directory = _parse_directory(blob)
     with _DIRECTORIES_LOCK:
-        _DIRECTORIES[key] = tuple(members)
-    return members
+        _DIRECTORIES[key] = directory
+    return directory
 
 
-def _parse_directory(blob: Blob) -> list[ZipMember]:
+def _parse_directory(blob: Blob) -> _Directory:
     try:
         with zipfile.ZipFile(open_blob(blob)) as zf:
-            infos = zf.infolist()
+            infos, comment = zf.infolist(), zf.comment
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, NotImplementedError,
             IndexError, OverflowError, KeyError) as exc:
         raise CorruptStream(f"unreadable zip central directory: {type(exc).__name__}: {exc}") from None
-    return [
+    members = tuple(
         ZipMember(i.filename, i.header_offset, i.compress_type, i.compress_size, i.file_size,
                   i.filename.endswith("/"), i.orig_filename, i.flag_bits)
         for i in infos
-    ]
+    )
+    return _Directory(members, tuple(infos), comment)
+
+
+class PreparsedZipFile(zipfile.ZipFile):
+    """A ``zipfile.ZipFile`` over ``file`` whose central directory was already parsed (``read_infos``).
+
+    Opening members reads and checks them as zipfile always does (local header, CRC); only the
+    directory parse is not repeated. A subclass that changes ``open`` (picklescan's relaxed reader)
+    can be combined with it.
+    """
+
+    def __init__(self, file: IO[bytes], infos: tuple[zipfile.ZipInfo, ...], comment: bytes = b"") -> None:
+        self._given = (infos, comment)
+        super().__init__(file)
+
+    def _RealGetContents(self) -> None:
+        infos, comment = self._given
+        self.filelist = list(infos)
+        self.NameToInfo = {info.filename: info for info in infos}  # a later duplicate wins, as in zipfile
+        self._comment = comment
+        self.start_dir = 0  # only used when writing
 
 
 def in_data_order(members: list[ZipMember]) -> list[ZipMember]:

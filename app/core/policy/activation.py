@@ -8,7 +8,7 @@ from typing import Any
 
 from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
-from app.core.policy.cel import to_cel
+from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
 from app.core.policy.schema import TierName
 from app.core.policy.sources import source_owner
@@ -78,8 +78,12 @@ def build_activation(
     identity: tuple[TierName, str | None],
     lists: dict[str, list[str]],
     sources: Mapping[str, Sequence[str]] | None = None,
-) -> dict[str, Any]:
-    """Plain values for every variable in VARIABLES, converted to celpy types."""
+) -> Activation:
+    """Values for every variable in VARIABLES, built once per decision.
+
+    Plain JSON values (see cel.Activation): the facts are validated models, so only the free-form
+    hub metadata needs a JSON round trip.
+    """
     tier, lookalike_of = identity
     sources = sources or {}
     repo = facts.repo
@@ -87,7 +91,7 @@ def build_activation(
     plain: dict[str, Any] = {
         "repo": {"id": repo.id, "org": repo.org, "name": repo.name, "revision": repo.revision,
                  "tier": tier, "lookalike": lookalike_of is not None, "lookalike_of": lookalike_of,
-                 "facts": repo.facts},
+                 "facts": to_plain(repo.facts)},  # hub metadata: anything JSON-able
         "files": [{"path": f.path, "size": f.size, "format": f.format, "scanned": f.scanned,
                    "sha256": f.sha256} for f in facts.files],
         "findings": [finding_map(f, sources) for f in findings],
@@ -99,11 +103,11 @@ def build_activation(
         "counts": {s.value: sum(1 for f in findings if f.severity is s) for s in Severity},
         "unscanned": [f.path for f in facts.files if not f.scanned],
         "formats": sorted({f.format for f in facts.files}),
-        "pickle_formats": list(LOADS_THROUGH_PICKLE),
+        "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
         "lists": lists,
         "referenced_repos": referenced_repos(findings, facts.reference_status),
     }
-    return {name: to_cel(value) for name, value in plain.items()}
+    return Activation(plain)
 
 
 def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = ()) -> list[dict[str, Any]]:

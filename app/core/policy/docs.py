@@ -186,6 +186,13 @@ def _variables_table() -> str:
         "|---|---|---|",
         *rows,
         "",
+        "Speed: each `when` is compiled once per process. Logic, comparisons, `in`, `+`, `-`, `*`, member",
+        "access, `size`, `has`, `startsWith`/`endsWith`/`contains`, `exists`/`all` and plain literals run",
+        "on a fast path (a decision over 100 files and 100 findings takes a few ms). Anything else (floats,",
+        "`/`, `%`, `matches`, `map`, `filter`, map literals, escaped strings) makes the whole rule run on",
+        "celpy, as does any value the fast path is not sure of (a missing key, mixed types): the same",
+        "result, hundreds of times slower per list element. Over `findings` or `files`, prefer the subset.",
+        "",
     ])
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy.activation import build_activation
-from app.core.policy.cel import CelEvalError, run_bool
+from app.core.policy.cel import Activation, CelEvalError, run_bool
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, ReferenceJudge, facts_from
 from app.core.policy.floor import apply_floor
 from app.core.policy.identity import lookalike_of, tier_of
@@ -101,7 +101,7 @@ class _Context:
     tier: TierName
     imitated: str | None
     waivers: WaiverOutcome
-    activation: dict[str, Any]
+    activation: Activation
 
     @property
     def waived_rules(self) -> set[str]:
@@ -149,7 +149,7 @@ def _combine(
     return verdict, reasons
 
 
-def _run_rule(policy: LoadedPolicy, rule: Rule, activation: dict[str, Any]) -> RuleResult:
+def _run_rule(policy: LoadedPolicy, rule: Rule, activation: Activation) -> RuleResult:
     try:
         fired = run_bool(policy.programs[rule.id], activation)
     except CelEvalError as exc:

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import celpy
 from pydantic import ValidationError
 
 from app.core.findings import Severity
 from app.core.policy.activation import build_activation, top_level_names
-from app.core.policy.cel import CelEvalError, compile_cel, run_bool, undeclared_name
+from app.core.policy.cel import Activation, CelEvalError, CelProgram, compile_cel, run_bool, undeclared_name
 from app.core.policy.errors import Issue, PolicyError
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts
 from app.core.policy.schema import Policy, cross_check
@@ -29,7 +28,7 @@ class LoadedPolicy:
     model: Policy
     sha256: str
     source: str
-    programs: dict[str, celpy.Runner]  # rule id -> compiled `when`
+    programs: dict[str, CelProgram]  # rule id -> compiled `when` (compiled once per expression text)
 
     @property
     def name(self) -> str:
@@ -99,7 +98,7 @@ def _unknown_names(model: Policy) -> list[tuple[tuple[str | int, ...], str]]:
     return problems
 
 
-def _probe_activations(model: Policy) -> list[dict[str, Any]]:
+def _probe_activations(model: Policy) -> list[Activation]:
     one = PolicyFacts(
         files=[FileFact(path="probe.bin", size=1, scanned=False)],
         findings=[FindingFact(path="probe.bin", rule="probe", severity=Severity.MEDIUM, source="probe.example/x")],

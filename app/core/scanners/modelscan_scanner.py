@@ -12,7 +12,6 @@ import copy
 import importlib.metadata
 import importlib.util
 import logging
-import zipfile
 from collections.abc import Callable
 from typing import IO, Any, ClassVar, cast
 
@@ -21,14 +20,16 @@ from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
 from modelscan.skip import SkipCategories
 
 from app.core.findings import RuleInfo, ScanOutcome, Severity
-from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.peers.capped import open_capped_member
-from app.core.scanners.peers.engine_run import EngineRun, reopen, run_engine
+from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, run_engine
 from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved, npy_payload_offset
+from app.core.scanners.peers.shared import facts_for, peer_zip
 from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
+from app.core.scanners.pickle_scanner import PickleScanner
 
 NAME = "modelscan"
 logging.getLogger("modelscan").addHandler(logging.NullHandler())  # results become findings instead
@@ -99,6 +100,7 @@ def _denylist_rule(module: str, name: str) -> str:
 
 class ModelscanScanner:
     name: ClassVar[str] = NAME
+    corroborates: ClassVar[str] = PickleScanner.name  # the pipeline may skip it on that engine's clean walks
     rules: ClassVar[tuple[RuleInfo, ...]] = modelscan_rules(DEFAULT_SETTINGS)
 
     def __init__(self) -> None:
@@ -118,19 +120,20 @@ class ModelscanScanner:
         fmt = Format.ZIP if ctx.file.format in PEER_ZIP_KINDS else ctx.file.format
 
         def body(budget: BudgetBlob, run: EngineRun) -> None:
-            with open_blob(budget) as stream:
+            with peer_stream(ctx, budget) as stream:
                 _HANDLERS[fmt](self, ctx, stream, run)
 
         return run_engine(NAME, ctx, body)
 
     def _scan_pickle(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
-        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits)
+        guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, facts=facts_for(ctx.blob))
         self._pickle_stream(_model(ctx.file.path, stream, SupportedModelFormats.PICKLE), run, None)
 
     def _scan_legacy_torch(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
         # PyTorchUnsafeOpScan checks only the magic-number pickle and never the data pickle
         # (a known modelscan bypass). torch unpickles the first five, so walk all five.
-        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, max_pickles=LEGACY_TORCH_PICKLES)
+        guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, max_pickles=LEGACY_TORCH_PICKLES,
+                      facts=facts_for(ctx.blob))
         model = _model(ctx.file.path, stream, SupportedModelFormats.PYTORCH)
         offset = 0
         for _ in range(LEGACY_TORCH_PICKLES):
@@ -141,7 +144,7 @@ class ModelscanScanner:
             offset = stream.tell()
 
     def _scan_numpy(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
-        guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, npy=True)
+        guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, npy=True, facts=facts_for(ctx.blob))
         self._npy_stream(_model(ctx.file.path, stream, SupportedModelFormats.NUMPY), stream, run, None)
 
     def _scan_zip(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
@@ -154,8 +157,8 @@ class ModelscanScanner:
             else:
                 self._npy_stream(_model(source, member, SupportedModelFormats.NUMPY), member, run, name)
 
-        with zipfile.ZipFile(stream) as zf:
-            walk_zip_members(zf, ctx.file.format, ctx.limits, run, scan_member)
+        with peer_zip(stream, ctx.blob) as zf:
+            walk_zip_members(zf, ctx.file.format, ctx, run, scan_member)
 
     def _scan_keras(self, ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
         # KerasLambdaDetectScan.scan() refuses to run without tensorflow, although its check
@@ -163,7 +166,7 @@ class ModelscanScanner:
         from modelscan.scanners import KerasLambdaDetectScan  # modelscan's scanners load h5py (and numpy)
 
         scan = KerasLambdaDetectScan(self._settings)
-        with zipfile.ZipFile(stream) as zf:
+        with peer_zip(stream, ctx.blob) as zf:
             configs = [i for i in zf.infolist() if i.filename == "config.json"]
             if not configs:
                 run.errors.append("no config.json in the Keras archive")

@@ -20,14 +20,16 @@ from picklescan import scanner as ps
 from picklescan.relaxed_zipfile import RelaxedZipFile
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
-from app.core.scanners.peers.engine_run import EngineRun, reopen, run_engine
+from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, run_engine
 from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved
+from app.core.scanners.peers.shared import facts_for, peer_zip
 from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
+from app.core.scanners.pickle_scanner import PickleScanner
 
 NAME = "picklescan"
 DANGEROUS = "picklescan:dangerous-global"
@@ -48,6 +50,7 @@ StreamScan = Callable[[IO[bytes], str], Any]  # (stream, file_id) -> picklescan 
 
 class PicklescanScanner:
     name: ClassVar[str] = NAME
+    corroborates: ClassVar[str] = PickleScanner.name  # the pipeline may skip it on that engine's clean walks
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(DANGEROUS, Severity.CRITICAL, "picklescan: a pickle imports a global on its denylist "
                  "(or one it cannot resolve)"),
@@ -74,7 +77,7 @@ class PicklescanScanner:
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         def body(budget: BudgetBlob, run: EngineRun) -> None:
-            with open_blob(budget) as stream:
+            with peer_stream(ctx, budget) as stream:
                 _FORMAT_SCANS[_kind(ctx.file.format)](ctx, stream, run)
 
         return run_engine(NAME, ctx, body)
@@ -85,25 +88,26 @@ def _kind(fmt: str) -> str:
 
 
 def _scan_pickle(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
-    guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits)
+    guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, facts=facts_for(ctx.blob))
     _engine(run, ps.scan_pickle_bytes, stream, None, by_name=True)
 
 
 def _scan_legacy_torch(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
-    guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, max_pickles=LEGACY_TORCH_PICKLES)
+    guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, max_pickles=LEGACY_TORCH_PICKLES,
+                  facts=facts_for(ctx.blob))
     _engine(run, ps.scan_pytorch, stream, None, by_name=True)
 
 
 def _scan_numpy(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
-    guard_opcodes(reopen(ctx), ctx.file.size, ctx.limits, npy=True)
+    guard_opcodes(reopen(ctx, stream), ctx.file.size, ctx.limits, npy=True, facts=facts_for(ctx.blob))
     _engine(run, ps.scan_numpy, stream, None, by_name=True)
 
 
 def _scan_zip(ctx: ScanContext, stream: IO[bytes], run: EngineRun) -> None:
     # RelaxedZipFile ignores CRC and flag bits, as torch's own zip reader does.
     # (picklescan's own zip walk logs and skips unreadable members; the shared walk fails them.)
-    with RelaxedZipFile(stream) as zf:
-        walk_zip_members(zf, ctx.file.format, ctx.limits, run, partial(_scan_member, run))
+    with peer_zip(stream, ctx.blob, RelaxedZipFile) as zf:
+        walk_zip_members(zf, ctx.file.format, ctx, run, partial(_scan_member, run))
 
 
 def _scan_member(run: EngineRun, planned: PlannedMember, stream: IO[bytes]) -> None:

@@ -6,6 +6,7 @@ plain pickle imports no library of a format it does not hold. Timings: bench/ben
 
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -29,10 +30,10 @@ print("\\nLOADED", " ".join(sorted({name.split(".")[0] for name in sys.modules} 
 """
 
 
-def imported_by(*args: str) -> set[str]:
+def imported_by(*args: str, env: dict[str, str] | None = None) -> set[str]:
     """Module names (and their top-level packages) a fresh `hfvet ARGS` process imported."""
     result = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120, check=False)
+                            timeout=120, check=False, env=None if env is None else {**os.environ, **env})
     marker = result.stdout.rsplit("\nLOADED ", 1)
     assert len(marker) == 2, result.stdout + result.stderr
     return set(marker[1].split())
@@ -53,9 +54,9 @@ def test_scanning_a_plain_pickle_imports_no_other_formats_libraries(tmp_path: Pa
     tiny.write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
     loaded = imported_by("scan", str(tiny), "--policy", "interim")  # the policy engine is policy check's
     assert "app.core.scanners.pickle_scanner" in loaded  # it did scan
-    # Not h5py (nor numpy): modelscan's pickle scan lives in a package whose __init__ imports its H5
-    # scanner, which imports h5py; it goes when modelscan is skipped on a pickle hfvet read whole.
-    unused = {"py7zr", "gguf", "fastapi", "sqlalchemy", "alembic", "bandit", "jinja2", "celpy"}
+    # numpy and h5py too: the peers are skipped on a pickle hfvet read whole (modelscan's pickle scanner
+    # package imports h5py), and numpy loads only for a .npy header or a pickled dtype.
+    unused = {"py7zr", "gguf", "fastapi", "sqlalchemy", "alembic", "bandit", "jinja2", "celpy", "numpy", "h5py"}
     assert not loaded & unused, sorted(loaded & unused)
 
 
@@ -63,6 +64,27 @@ def test_policy_check_imports_no_scanner_store_or_web_library() -> None:
     loaded = imported_by("policy", "check", str(ROOT / "policies" / "default.yaml"))
     assert "app.core.policy" in loaded  # it did check
     assert not loaded & {"app.core.scanners", "numpy", "yara", "sqlalchemy", "fastapi"}, sorted(loaded & HEAVY)
+
+
+def test_with_warm_caches_scan_and_policy_check_never_load_celpy(tmp_path: Path) -> None:
+    """celpy (whose first Environment builds the Lark parser) loads only when a parse tree is not cached.
+
+    `policy check` parses every policy's rules and leaves their trees in the cache; after it, neither
+    a scan with the default policy nor `policy check` itself imports celpy, so no parser is built.
+    """
+    tiny = tmp_path / "tiny.pkl"
+    tiny.write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert "celpy" in imported_by("policy", "check", env=env)  # cold: the trees are parsed
+    assert list((tmp_path / "cache" / "hfvet" / "cel-trees").glob("*.json"))
+    scanned = imported_by("scan", str(tiny), env=env)
+    assert {"app.core.scanners.pickle_scanner", "app.core.policy.engine"} <= scanned  # scanned, then decided
+    # Nor the lookalike-org libraries: a local scan has no org to compare.
+    lookalike_and_cel = {"celpy", "rapidfuzz", "confusable_homoglyphs.confusables"}
+    assert not scanned & lookalike_and_cel, sorted(scanned & lookalike_and_cel)
+    checked = imported_by("policy", "check", env=env)
+    assert "app.core.policy.loader" in checked
+    assert "celpy" not in checked
 
 
 def help_text(monkeypatch: pytest.MonkeyPatch, *, real_commands: bool) -> str:

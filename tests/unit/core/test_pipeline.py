@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import ClassVar
 
@@ -66,6 +67,17 @@ def test_several_scanners_share_one_read(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x" * 1000)
     report = vet(LocalSource(tmp_path), [TextScanner(), TextScanner(Severity.LOW)])
     assert report.stats.bytes_read == 1000  # the per-file cache served the second scanner
+
+
+def test_each_file_reports_the_bytes_read_of_it(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x" * 1000)
+    (tmp_path / "b.txt").write_text("y" * 300)
+    report = vet(LocalSource(tmp_path), [TextScanner(), TextScanner(Severity.LOW)])
+    read = {f.path: f.bytes_read for f in report.files}
+    assert read == {"a.txt": 1000, "b.txt": 300}
+    assert sum(read.values()) == report.stats.bytes_read
+    again = report_json.load(json.loads(report_json.dumps(report)))
+    assert {f.path: f.bytes_read for f in again.files} == read
 
 
 def test_report_json_contract(tmp_path: Path) -> None:

@@ -57,3 +57,12 @@ def test_forget_drops_the_cache() -> None:
     cache.forget("f")
     cache.read("f", 0, 100)
     assert inner.bytes_read == 200
+
+
+def test_forget_returns_the_bytes_fetched_for_that_file_once_each() -> None:
+    inner = CountingSource(bytes(range(256)))
+    cache = CachingSource(inner)
+    cache.read("f", 0, 100)
+    cache.read("f", 50, 100)  # only 100..150 is new
+    assert cache.forget("f") == 150
+    assert cache.forget("f") == 0  # counted once: a second forget has nothing left

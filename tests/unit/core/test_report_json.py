@@ -32,7 +32,7 @@ def test_dump_has_the_contract_keys() -> None:
     assert list(doc) == ["repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats",
                          "scanners", "identity", "references"]
     assert doc["files"][0] == {"path": "README.md", "size": 4, "sha256": None, "blob_id": None,
-                               "format": "text", "scanned": True}
+                               "format": "text", "scanned": True, "bytes_read": 4}
 
 
 def test_newer_keys_are_ignored_on_load() -> None:

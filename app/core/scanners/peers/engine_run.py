@@ -6,15 +6,18 @@ closed: a limit or any library failure is a failed scan, never a clean one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import io
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import IO
 
 from app.core.findings import FindingSink, ScanOutcome, Severity, Status
 from app.core.formats.blobs import BudgetBlob, open_blob
+from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.scanners.base import ScanContext
+from app.core.scanners.peers.shared import in_memory
 
 Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
@@ -53,6 +56,27 @@ def run_engine(name: str, ctx: ScanContext, body: Callable[[BudgetBlob, EngineRu
     return run.outcome()
 
 
-def reopen(ctx: ScanContext) -> Opener:
-    """A second, separately budgeted pass over the file (for the opcode guard)."""
+def peer_stream(ctx: ScanContext, budget: BudgetBlob) -> AbstractContextManager[IO[bytes]]:
+    """The file as the peers read it: a plain pickle as bytes in memory (they walk all of it), the rest
+    as a blob stream (archives are read member by member, a legacy checkpoint only up to its pickles)."""
+    if ctx.file.format == Format.PICKLE:
+        return in_memory(budget, ctx.budget())
+    return open_blob(budget)
+
+
+def reopen(ctx: ScanContext, stream: IO[bytes]) -> Opener:
+    """A second pass over the file (for the opcode guard): the same bytes when they are in memory,
+    else a separately budgeted stream, so the guard's reads never eat the engine's read budget."""
+    if isinstance(stream, io.BytesIO):
+        return lambda: _rewound(stream)
     return lambda: open_blob(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file))
+
+
+@contextmanager
+def _rewound(stream: IO[bytes]) -> Iterator[IO[bytes]]:
+    position = stream.tell()
+    stream.seek(0)
+    try:
+        yield stream
+    finally:
+        stream.seek(position)

@@ -10,10 +10,9 @@ import io
 import pickletools
 from typing import IO
 
-import numpy as np
-
 from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.peers.engine_run import Opener
+from app.core.scanners.peers.shared import PeerFacts
 
 JOBLIB_WRAPPER = "NumpyArrayWrapper"
 
@@ -59,20 +58,32 @@ def joblib_interleaved(stream: IO[bytes]) -> bool:
 
 
 def guard_opcodes(
-    open_stream: Opener, size: int, limits: Limits, *, npy: bool = False, max_pickles: int | None = None
+    open_stream: Opener, size: int, limits: Limits, *, npy: bool = False, max_pickles: int | None = None,
+    facts: PeerFacts | None = None, key: str = "",
 ) -> None:
     """Refuse streams whose opcode list would not fit in memory in the engines.
 
     Each opcode takes at least one byte, so only streams longer than the opcode limit need
     counting. ``npy``: the pickle is the payload after a .npy header (none for plain arrays).
+    ``facts``: the file's shared facts; a count already there for stream ``key`` (the other
+    peer's, or an engine's full walk) is used instead of walking the stream again.
     """
     if size <= limits.max_pickle_opcodes:
         return
+    known = facts.known_opcodes(key) if facts is not None else None
+    if known is None:
+        known = _count(open_stream, limits, npy, max_pickles)
+        if facts is not None:
+            facts.record_opcodes(key, known)
+    if known > limits.max_pickle_opcodes:
+        raise LimitExceeded(f"more than {limits.max_pickle_opcodes} pickle opcodes in one stream")
+
+
+def _count(open_stream: Opener, limits: Limits, npy: bool, max_pickles: int | None) -> int:
     with open_stream() as stream:
         if npy and npy_payload_offset(stream) is None:
-            return
-        if count_pickle_ops(stream, limits.max_pickle_opcodes, max_pickles) > limits.max_pickle_opcodes:
-            raise LimitExceeded(f"more than {limits.max_pickle_opcodes} pickle opcodes in one stream")
+            return 0
+        return count_pickle_ops(stream, limits.max_pickle_opcodes, max_pickles)
 
 
 def npy_payload_offset(stream: IO[bytes]) -> int | None:
@@ -81,6 +92,8 @@ def npy_payload_offset(stream: IO[bytes]) -> int | None:
     Uses numpy's public header readers (literal_eval only; no data is loaded).
     """
     start = stream.tell()
+    import numpy as np  # only for a .npy member
+
     version = np.lib.format.read_magic(stream)
     if version == (1, 0):
         _shape, _order, dtype = np.lib.format.read_array_header_1_0(stream)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import zipfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import IO, Literal
@@ -16,9 +17,11 @@ from typing import IO, Literal
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.zip_reader import is_torch_storage
 from app.core.limits import LimitExceeded, Limits
+from app.core.scanners.base import ScanContext
 from app.core.scanners.peers.capped import open_capped_member
 from app.core.scanners.peers.engine_run import EngineRun
 from app.core.scanners.peers.opcode_guard import guard_opcodes
+from app.core.scanners.peers.shared import IN_MEMORY_BYTES, facts_for, member_in_memory
 
 # Union of picklescan's and modelscan's pickle extensions, plus torch's data.pkl.
 PICKLE_NAME_SUFFIXES = (".pkl", ".pickle", ".joblib", ".dill", ".dat", ".data")
@@ -36,29 +39,50 @@ class PlannedMember:
 
 
 def walk_zip_members(
-    zf: zipfile.ZipFile, fmt: str, limits: Limits, run: EngineRun,
+    zf: zipfile.ZipFile, fmt: str, ctx: ScanContext, run: EngineRun,
     scan_member: Callable[[PlannedMember, IO[bytes]], None],
 ) -> None:
     """Feed each planned member, capped and opcode-guarded, to ``scan_member``.
 
     A bad member is an error for that member and the walk goes on (modelscan's own walk
-    drops the whole archive on the first bad member, a known bypass).
+    drops the whole archive on the first bad member, a known bypass). Pickle members are
+    read into memory once (guard and engine walk the same bytes); .npy members are streamed.
     """
+    limits, facts = ctx.limits, facts_for(ctx.blob)
     for planned in plan_zip_members(zf, fmt, limits):
         name = planned.info.filename
         if planned.kind == "unreadable":
             run.errors.append(f"member {name} is unreadable: {planned.error}")
             continue
-        opener = partial(open_capped_member, zf, planned.info, limits.max_decompressed_bytes)
         check_declared(planned.info, limits)  # a bomb stops the engine: limit-exceeded, failed
         try:
-            guard_opcodes(opener, planned.info.file_size, limits, npy=planned.kind == "numpy")
-            with opener() as stream:
+            with _member_stream(zf, planned, ctx) as stream:
+                opener = partial(_rewound, stream)
+                guard_opcodes(opener, planned.info.file_size, limits, npy=planned.kind == "numpy",
+                              facts=facts, key=f"@{planned.info.header_offset}")
+                stream.seek(0)
                 scan_member(planned, stream)
         except LimitExceeded:
             raise
         except Exception as exc:  # noqa: BLE001 - engines and zipfile raise many types: fail closed
             run.errors.append(f"member {name}: {type(exc).__name__}: {exc}")
+
+
+@contextmanager
+def _member_stream(zf: zipfile.ZipFile, planned: PlannedMember, ctx: ScanContext) -> Iterator[IO[bytes]]:
+    cap = ctx.limits.max_decompressed_bytes
+    with open_capped_member(zf, planned.info, cap) as stream:
+        if planned.kind == "pickle" and planned.info.file_size <= IN_MEMORY_BYTES:
+            with member_in_memory(stream, planned.info.file_size, ctx.budget()) as data:
+                yield data
+        else:
+            yield stream
+
+
+@contextmanager
+def _rewound(stream: IO[bytes]) -> Iterator[IO[bytes]]:
+    stream.seek(0)
+    yield stream
 
 
 def check_declared(info: zipfile.ZipInfo, limits: Limits) -> None:

@@ -17,8 +17,7 @@ dicts of those); the state is never handed to numpy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from app.core.scanners.pickle_engine.catalog import canonical
 from app.core.scanners.pickle_engine.values import (
@@ -31,6 +30,9 @@ from app.core.scanners.pickle_engine.values import (
     TupleVal,
     Value,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DTYPE_NAMES = frozenset({"numpy.dtype", "numpy.core.multiarray.dtype", "numpy._core.multiarray.dtype"})
 _EXTENDED_KINDS = frozenset("SUV")  # numpy's PyTypeNum_ISEXTENDED: elsize comes from the state
@@ -71,6 +73,8 @@ def _base_dtype(args: Value) -> np.dtype[np.generic]:
     descr = _literal(args.items[0], [0], 0)
     align = _literal(args.items[1], [0], 0) if len(args.items) > 1 else False
     try:
+        import numpy as np  # only when a pickle holds a dtype: a scan of plain pickles never pays its import
+
         return np.dtype(descr, align=bool(align))  # type: ignore[call-overload, no-any-return]
     except Exception as exc:  # noqa: BLE001 - numpy rejects bad descriptors with many exception types
         raise UnsizedDtype(f"numpy rejects the descriptor {descr!r:.60}: {type(exc).__name__}") from None

@@ -1,0 +1,33 @@
+"""GET /ui/repos/{org}/{name}/diff: what changed for trust between two vetted commits."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from starlette.responses import Response
+
+from app.services.diff import diff_revisions, hub_text_reader
+from app.web import inputs
+from app.web.page import Page, PageError, PageRoute, page
+from app.web.pages.repo import history_of
+
+router = APIRouter(route_class=PageRoute)
+
+
+@router.get("/ui/repos/{org}/{name}/diff", name="diff")
+def diff_page(current: Annotated[Page, Depends(page)], org: str, name: str,
+              before: Annotated[str, Query(alias="from")] = "",
+              after: Annotated[str, Query(alias="to")] = "") -> Response:
+    history = history_of(current, org, name)
+    commits = [sha for sha, _ in history.commits]  # newest first
+    if len(commits) < 2 and not (before and after):
+        return current.render("diff.html", history=history, diff=None, commits=commits, before="", after="")
+    old = inputs.commit(before) if before else commits[1]
+    new = inputs.commit(after) if after else commits[0]
+    try:
+        diff = diff_revisions(history, old, new, hub_text_reader(current.app.settings))
+    except KeyError as exc:
+        raise PageError(404, "Revision not vetted", f"{history.repo.repo_id}@{exc.args[0]} has not been vetted, "
+                                                    "so there is nothing to compare.") from exc
+    return current.render("diff.html", history=history, diff=diff, commits=commits, before=old, after=new)

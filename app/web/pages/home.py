@@ -1,0 +1,64 @@
+"""GET /ui/: the approved checkpoints, filtered, searched and paged by keyset."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends
+from starlette.responses import Response
+
+from app.services.gating import pins
+from app.services.listing import Listed, RepoQuery, Tier, Verdict, decode_cursor, encode_cursor, list_repos
+from app.web import inputs
+from app.web.page import Page, PageError, PageRoute, page
+
+router = APIRouter(route_class=PageRoute)
+TIERS: tuple[Tier, ...] = ("vendor-official", "trusted", "third-party")
+VERDICTS = ("deployable", "approve", "review", "reject", "any")  # deployable: the gate approves it now
+LIMITS = (25, 50, 100, 200)
+_TIER: dict[str, Tier] = {t: t for t in TIERS}
+_VERDICT: dict[str, Verdict] = {"approve": "approve", "review": "review", "reject": "reject"}
+
+
+@router.get("/ui/", name="home")
+def home(current: Annotated[Page, Depends(page)], org: str = "", tier: str = "", verdict: str = "deployable",
+         q: str = "", after: str = "", limit: int = 50) -> Response:
+    query = _query(org, tier, verdict, q, after, limit)
+    result = list_repos(current.app.store, current.app.policy, query)
+    filters = {"org": org.strip(), "tier": query.tier or "", "verdict": verdict, "q": q.strip(), "limit": limit}
+    next_url = None
+    if result.next_after is not None:
+        next_url = "/ui/?" + urlencode({**{k: v for k, v in filters.items() if v}, "after": encode_cursor(
+            result.next_after)})
+    rows = [_row(item) for item in result.items]
+    return current.render("home.html", rows=rows, filters=filters, tiers=TIERS, verdicts=VERDICTS, limits=LIMITS,
+                          next_url=next_url, first_page=bool(after))
+
+
+def _query(org: str, tier: str, verdict: str, q: str, after: str, limit: int) -> RepoQuery:
+    if tier and tier not in TIERS:
+        raise PageError(422, "Bad filter", f"tier must be one of {', '.join(TIERS)}")
+    if verdict not in VERDICTS:
+        raise PageError(422, "Bad filter", f"verdict must be one of {', '.join(VERDICTS)}")
+    if limit not in LIMITS:
+        limit = 50
+    try:
+        start = decode_cursor(after) if after else None
+    except ValueError as exc:
+        raise PageError(422, "Bad page link", "That page link is not one hfvet made; start from the first page.") \
+            from exc
+    return RepoQuery(org=inputs.org(org), tier=_TIER.get(tier), verdict=_VERDICT.get(verdict), limit=limit,
+                     after=start, search=q.strip()[:200] or None, deployable=verdict == "deployable")
+
+
+def _row(item: Listed) -> dict[str, object]:
+    """One table row; deploy snippets only for a commit the gate approves now."""
+    effective = item.effective
+    snippets: dict[str, str] = {}
+    if effective is not None and effective.approved:
+        repo, sha = item.repo.repo_id, effective.sha
+        found = pins(repo, sha)
+        snippets = {"download": f"hfvet download {repo} --revision {sha} --local-dir ./{item.repo.name}",
+                    "vllm": found["vllm"], "sglang": found["sglang"]}
+    return {"item": item, "effective": effective, "snippets": snippets}
