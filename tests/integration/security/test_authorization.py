@@ -8,6 +8,7 @@ every answer, searched for every secret the server holds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ OPEN = {p: 200 for p in PRINCIPALS}
 WRITE = {None: 401, "reader": 403, "vetter": 202, "reviewer": 202, "admin": 202}
 REVIEW = {None: 401, "reader": 403, "vetter": 403, "reviewer": 201, "admin": 201}
 WEBHOOK = {p: 401 for p in PRINCIPALS}  # a bearer token is no substitute for the webhook's secret
+UI_WRITE = {None: 401, "reader": 403, "vetter": 303, "reviewer": 303, "admin": 303}
+UI_REVIEW = {None: 401, "reader": 403, "vetter": 403, "reviewer": 303, "admin": 303}
 
 # (method, path template) -> what each principal gets, with HFVET_READ_AUTH off.
 MATRIX: dict[tuple[str, str], dict[str | None, int]] = {
@@ -44,6 +47,26 @@ MATRIX: dict[tuple[str, str], dict[str | None, int]] = {
     ("POST", "/webhooks/huggingface"): WEBHOOK,
     ("GET", "/healthz"): OPEN,
     ("GET", "/metrics"): OPEN,
+    # The dashboard (app/web): a principal is a logged-in session of that role; forms carry the session's csrf.
+    ("GET", "/"): {p: 307 for p in PRINCIPALS},
+    ("GET", "/ui"): {p: 307 for p in PRINCIPALS},
+    ("GET", "/ui/"): OPEN,
+    ("GET", "/ui/login"): OPEN,
+    ("GET", "/ui/policy"): OPEN,
+    ("GET", "/ui/repos/{org}/{name}"): OPEN,
+    ("GET", "/ui/repos/{org}/{name}/diff"): OPEN,
+    ("GET", "/ui/repos/{org}/{name}/reports/{report_id}.{kind}"): OPEN,
+    ("GET", "/ui/reviews"): OPEN,
+    ("GET", "/ui/static"): OPEN,
+    ("GET", "/ui/vet"): OPEN,
+    ("GET", "/ui/vet/{job_id}"): OPEN,
+    ("GET", "/ui/vet/{job_id}/status"): OPEN,
+    ("GET", "/ui/{rest:path}"): {p: 404 for p in PRINCIPALS},
+    ("POST", "/ui/{rest:path}"): {p: 404 for p in PRINCIPALS},
+    ("POST", "/ui/reviews"): UI_REVIEW,
+    ("POST", "/ui/vet"): UI_WRITE,
+    ("POST", "/ui/login"): {p: 303 for p in PRINCIPALS},  # logs in as the reader: sent last but one
+    ("POST", "/ui/logout"): {p: 303 for p in PRINCIPALS},  # sent last
 }
 # With HFVET_READ_AUTH=1 the reads of verdicts need a reader token; docs, health and metrics stay open.
 READ_AUTH_REFUSED = {
@@ -53,6 +76,12 @@ READ_AUTH_REFUSED = {
     ("GET", "/repos/{org}/{name}"),
     ("GET", "/policy"),
 }
+READ_AUTH_REFUSED |= {("POST", "/ui/{rest:path}")}  # a form post to no page: log in first
+# ... and the dashboard's pages send a visitor without a session to the login form (303).
+READ_AUTH_TO_LOGIN = {route for route, row in MATRIX.items() if route[0] == "GET" and route[1].startswith("/ui/")
+                      and row == OPEN and route[1] not in ("/ui/login", "/ui/static")} | {("GET", "/ui/{rest:path}")}
+LAST = (("POST", "/ui/login"), ("POST", "/ui/logout"))  # they change the session: after everything else
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +102,8 @@ def routes(app: FastAPI) -> set[tuple[str, str]]:
 
 def request(s: Served, vetted: Vetted, method: str, path: str, role: str | None) -> Any:
     """A well-formed request for the route, sent as ``role``."""
+    if path == "/" or path.startswith("/ui"):
+        return _page_request(s, vetted, method, path)
     headers = s.headers(role)
     sample: dict[tuple[str, str], dict[str, Any]] = {
         ("POST", "/vet"): {"params": {"repo": APPROVE_REPO, "revision": "main"}},
@@ -94,6 +125,44 @@ def request(s: Served, vetted: Vetted, method: str, path: str, role: str | None)
     return s.client.request(method, url, headers=headers, **given)
 
 
+def _page_request(s: Served, vetted: Vetted, method: str, path: str) -> Any:
+    """A page request in the client's session (log in first: ``log_in``); a form gets the session's csrf."""
+    csrf = CSRF.search(s.client.get("/ui/login").text).group(1) if method == "POST" else ""  # type: ignore[union-attr]
+    sample: dict[tuple[str, str], dict[str, Any]] = {
+        ("GET", "/ui/repos/{org}/{name}"): {"url": f"/ui/repos/{APPROVE_REPO}"},
+        ("GET", "/ui/repos/{org}/{name}/diff"): {"url": f"/ui/repos/{APPROVE_REPO}/diff"},
+        ("GET", "/ui/repos/{org}/{name}/reports/{report_id}.{kind}"): {
+            "url": f"/ui/repos/{APPROVE_REPO}/reports/3.json"},
+        ("GET", "/ui/vet/{job_id}"): {"url": f"/ui/vet/{s.job_id}"},
+        ("GET", "/ui/vet/{job_id}/status"): {"url": f"/ui/vet/{s.job_id}/status"},
+        ("GET", "/ui/static"): {"url": "/ui/static/app.js"},
+        ("GET", "/ui/{rest:path}"): {"url": "/ui/nowhere"},
+        ("POST", "/ui/{rest:path}"): {"url": "/ui/nowhere", "data": {"csrf": csrf}},
+        ("POST", "/ui/login"): {"data": {"token": s.secrets["reader"], "csrf": csrf}},
+        ("POST", "/ui/logout"): {"data": {"csrf": csrf}},
+        ("POST", "/ui/reviews"): {"data": {"repo": REVIEW_REPO, "revision": vetted.review.revision,  # API-approved
+                                           "decision": "reject", "reason": "read the auto_map code", "csrf": csrf}},
+        ("POST", "/ui/vet"): {"data": {"repo": APPROVE_REPO, "revision": "main", "csrf": csrf}},
+    }
+    given = dict(sample.get((method, path), {}))
+    url = given.pop("url", path)
+    return s.client.request(method, url, follow_redirects=False, **given)
+
+
+def log_in(s: Served, role: str | None) -> None:
+    """Give the client's session ``role`` (None: stay logged out), as a person does on /ui/login."""
+    csrf = CSRF.search(s.client.get("/ui/login").text)
+    assert csrf is not None
+    if role is not None:
+        answer = s.client.post("/ui/login", data={"token": s.secrets[role], "csrf": csrf.group(1)},
+                               follow_redirects=False)
+        assert answer.status_code == 303, answer.text[:300]
+
+
+def in_order(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    return sorted(found - set(LAST)) + [r for r in LAST if r in found]
+
+
 @pytest.fixture
 def app_over(tmp_path: Path, vetted: Vetted) -> Iterator[Served]:
     with served(tmp_path, vetted) as s:
@@ -111,10 +180,13 @@ def test_each_principal_gets_what_the_table_says(
 ) -> None:
     got, wanted, seen = {}, {}, []
     with served(tmp_path, vetted, read_auth=read_auth) as s:  # a store per principal: reviews do not collide
-        for method, path in sorted(routes(s.app)):
+        log_in(s, role)
+        for method, path in in_order(routes(s.app)):
             expected = MATRIX[(method, path)][role]
             if read_auth and role is None and (method, path) in READ_AUTH_REFUSED:
                 expected = 401
+            if read_auth and role is None and (method, path) in READ_AUTH_TO_LOGIN:
+                expected = 303
             answer = request(s, vetted, method, path, role)
             got[(method, path)], wanted[(method, path)] = answer.status_code, expected
             seen.append(answer.text + str(answer.headers))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -174,3 +175,49 @@ def recording_server() -> Iterator[tuple[str, list[str]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_session_cookie_is_httponly_samesite_and_secure_over_https(s: Served) -> None:
+    from tests.integration.security.test_authorization import CSRF
+
+    for base, secure in (("http://testserver", False), ("https://testserver", True)):
+        s.client.cookies.clear()
+        csrf = CSRF.search(s.client.get(f"{base}/ui/login").text)
+        assert csrf is not None
+        answer = s.client.post(f"{base}/ui/login", data={"token": s.secrets["reviewer"], "csrf": csrf.group(1)},
+                               follow_redirects=False)
+        cookie = answer.headers["set-cookie"].lower()
+        assert answer.status_code == 303 and "httponly" in cookie and "samesite=lax" in cookie and "path=/ui" in cookie
+        assert ("secure" in cookie.split("; ")) is secure, cookie
+        assert s.secrets["reviewer"].lower() not in cookie  # the session names the token by its digest
+
+
+def test_a_form_without_the_sessions_csrf_changes_nothing(s: Served, vetted: Vetted) -> None:
+    from tests.integration.security.test_authorization import CSRF, _counts, log_in
+
+    log_in(s, "admin")
+    before = _counts(s)
+    form = {"repo": "nvidia/Nemotron-Mini-Custom-Code", "revision": vetted.review.revision, "decision": "approve",
+            "reason": "forged"}
+    for csrf in (None, "", "x" * 43, "wrong"):
+        sent = form if csrf is None else form | {"csrf": csrf}
+        answer = s.client.post("/ui/reviews", data=sent, follow_redirects=False)
+        assert answer.status_code == 403, answer.status_code
+        assert_hardened(dict(answer.headers))
+    vet = s.client.post("/ui/vet", data={"repo": APPROVE_REPO, "csrf": "wrong"}, follow_redirects=False)
+    assert vet.status_code == 403 and _counts(s) == before
+    good = CSRF.search(s.client.get("/ui/vet").text)
+    assert good is not None  # and with the right one the same form is taken
+    assert s.client.post("/ui/reviews", data=form | {"csrf": good.group(1)}, follow_redirects=False).status_code == 303
+
+
+def test_no_page_carries_inline_script_or_style(s: Served, vetted: Vetted) -> None:
+    from tests.integration.security.test_authorization import log_in
+
+    log_in(s, "admin")
+    for url in ("/ui/", f"/ui/repos/{APPROVE_REPO}", "/ui/reviews", "/ui/vet", "/ui/policy", "/ui/login",
+                f"/ui/repos/{APPROVE_REPO}/diff", "/ui/nowhere"):
+        html = s.client.get(url).text
+        scripts = re.findall(r"<script\b[^>]*>", html, re.I)
+        assert all("src=" in tag for tag in scripts), (url, scripts)  # only files: nothing inline to allow
+        assert not re.search(r"<style\b|\sstyle=|\son[a-z]+=", html, re.I), url
