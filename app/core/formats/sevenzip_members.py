@@ -37,6 +37,7 @@ from app.core.ports import Blob
 
 _LIBRARY_ERRORS = (
     py7zr.exceptions.ArchiveError, lzma.LZMAError, OSError, EOFError, ValueError, KeyError, IndexError,
+    TypeError,  # py7zr: "Unknown field" for a header property id it does not know
 )
 
 

@@ -183,6 +183,10 @@ def _read_meta(cursor: Cursor, info: tarfile.TarInfo, size: int, pending: dict[s
         pending.update(_pax_records(data))
 
 
+# tarfile names a member after GNU.sparse.name as it does after path (whichever comes last).
+_PAX_ALIASES = {b"GNU.sparse.name": b"path"}
+
+
 def _pax_records(data: bytes) -> dict[str, str]:
     """``path`` and ``size`` from pax records ``"<len> <key>=<value>\\n"``."""
     records: dict[str, str] = {}
@@ -193,8 +197,9 @@ def _pax_records(data: bytes) -> dict[str, str]:
             raise ArchiveError("malformed pax extended header")
         end = pos + int(data[pos:space])
         key, _, value = data[space + 1 : end].rstrip(b"\n").partition(b"=")
+        key = _PAX_ALIASES.get(key, key)
         if key in (b"path", b"size"):
-            records[key.decode()] = value.decode("utf-8", "surrogateescape")
+            records[key.decode()] = value.decode("utf-8", "surrogateescape")  # the last record wins, as in tarfile
         pos = end
     if "size" in records and not records["size"].isdigit():
         raise ArchiveError(f"pax size is not a number: {records['size']!r}")

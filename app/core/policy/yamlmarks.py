@@ -80,7 +80,11 @@ def load_yaml(path: Path, loader_class: type[yaml.SafeLoader] | None = None) -> 
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError.single(str(path), None, f"cannot read: {exc}") from exc
-    loader = (loader_class or _LineLoader)(text)  # a safe loader: plain data only
+    try:
+        # Inside the try: PyYAML's reader refuses control characters as soon as it is built.
+        loader = (loader_class or _LineLoader)(text)  # a safe loader: plain data only
+    except yaml.YAMLError as exc:
+        raise PolicyError.single(str(path), None, f"invalid YAML: {exc}") from exc
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -89,6 +93,8 @@ def load_yaml(path: Path, loader_class: type[yaml.SafeLoader] | None = None) -> 
         raise PolicyError.single(str(path), line, f"invalid YAML: {exc.problem or exc}") from exc
     except yaml.YAMLError as exc:
         raise PolicyError.single(str(path), None, f"invalid YAML: {exc}") from exc
+    except (ValueError, OverflowError) as exc:  # a scalar PyYAML resolves but cannot build: 2999-12-32
+        raise PolicyError.single(str(path), None, f"invalid YAML value: {exc}") from exc
     finally:
         loader.dispose()
 
