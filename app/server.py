@@ -14,6 +14,7 @@ from app.api.deps import AppState
 from app.api.fastgate import HfvetAPI
 from app.api.limits import BodyLimit
 from app.api.main import api_router
+from app.api.ratelimit import RateLimit, buckets_from
 from app.core.jobs import VetJob
 from app.core.report import Report
 from app.db.version import VersionProbe
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
     app.add_middleware(BodyLimit)
+    app.add_middleware(RateLimit, buckets=buckets_from(settings.rate_limit_burst, settings.rate_limit_per_second))
     app.include_router(api_router)
     web.install(app, settings)  # the dashboard's pages under /ui/, after the API's routes
     return app

@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     poll_seconds: float = Field(
         0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
+    rate_limit_burst: int = Field(
+        60, ge=0, description="Mutating requests (POST...) a caller may send at once before 429 (0: no limit)."
+    )
+    rate_limit_per_second: float = Field(
+        1.0, ge=0, description="Mutating requests per second a caller's allowance refills by (0: no limit)."
+    )
     queue: Literal["inprocess", "procrastinate"] = Field(
         "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
         "(PostgreSQL only; docs/deploy.md)."

@@ -23,15 +23,19 @@ from starlette.types import Receive, Scope, Send
 from app.api import metrics
 from app.api.deps import AppState, bearer_secret
 from app.api.routes.gate import gate_response
+from app.api.security import with_security_headers
 from app.core.gate import is_commit
 from app.db.tokens import digest
 from app.services.gating import GateResult, cache_key
 
 
 class HfvetAPI(FastAPI):
-    """FastAPI, with the gate's cached answers sent before its middleware and routing run."""
+    """FastAPI, with the gate's cached answers sent before its middleware and routing run, and the
+    security headers (app.api.security) on every answer of either."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = with_security_headers(send, scope["path"])
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate":
             state: AppState | None = getattr(self.state, "hfvet", None)  # set by the lifespan
             result = None if state is None else await _cached_answer(state, scope)

@@ -23,6 +23,7 @@ from app.errors import HfvetError
 
 VetFn = Callable[[VetJob], Report]  # vets job.repo at exactly job.sha under the job's policy
 MAX_ATTEMPTS = 3
+FINISH_RETRY_PAUSES = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # ~16 s: a lock or a reconnect, not an outage
 
 
 class QueueError(HfvetError):
@@ -103,8 +104,19 @@ class InProcessQueue:
         self._notify()
 
     def _finish(self, job_id: str, report_id: int | None, error: str | None) -> None:
-        with self._store.session() as session:
-            rows.finish(session, job_id, report_id=report_id, error=error)
+        """Record the outcome, retrying while the store is briefly unavailable (locked, reconnecting).
+
+        The store that just refused the report may refuse this too; given up on, the job stays
+        `running` and the next start requeues it: never lost, never approved."""
+        for pause in (*FINISH_RETRY_PAUSES, None):
+            try:
+                with self._store.session() as session:
+                    rows.finish(session, job_id, report_id=report_id, error=error)
+                break
+            except SQLAlchemyError:
+                if pause is None:
+                    raise
+                time.sleep(pause)
         self._notify()
 
     def _notify(self) -> None:

@@ -43,7 +43,8 @@ class SlowHub:
 def server_env(hub_url: str, store_url: str, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HFVET_", "HUGGING"))}
     env |= {"PYTHONPATH": str(ROOT), "HF_ENDPOINT": hub_url, "HFVET_DATABASE_URL": store_url,
-            "HF_HOME": str(home / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1"}
+            "HF_HOME": str(home / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1",
+            "HFVET_RATE_LIMIT_BURST": "100000"}  # these tests send bursts on purpose; the limit has its own tests
     return env | extra
 
 
