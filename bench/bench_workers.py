@@ -232,7 +232,8 @@ def main() -> None:
         hub_url = f"http://127.0.0.1:{hub_port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_ENDPOINT": hub_url, "HFVET_DATABASE_URL": store,
                "HFVET_QUEUE": "procrastinate", "HF_HOME": str(work / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
-               "HFVET_WORKER_HEARTBEAT_SECONDS": "2"}
+               "HFVET_WORKER_HEARTBEAT_SECONDS": "2",
+               "HFVET_RATE_LIMIT_BURST": "100000"}  # the bench posts its vets in a burst on purpose
         subprocess.run(python_m("db", "upgrade"), cwd=ROOT, env=env, check=True, capture_output=True)
         secret = token(env, "bench")
         hub_command = python_m("hub", "serve", "--root", str(hub_root), "--port", str(hub_port),
