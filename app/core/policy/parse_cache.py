@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-DIGEST_BYTES = 32
+from app.core.sealed_cache import read_sealed, user_cache_dir, write_sealed
+
 FORMAT = "hfvet-cel-tree-1"  # bump when the JSON layout below changes
 # Token attributes in the order lark's Token(type, value, ...) takes them after type and value.
 TOKEN_POSITIONS = ("start_pos", "line", "column", "end_line", "end_column", "end_pos")
@@ -39,8 +38,7 @@ class NotATree(ValueError):
 
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/hfvet/cel-trees``, else ``~/.cache/hfvet/cel-trees`` (beside the YARA cache)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hfvet" / "cel-trees"
+    return user_cache_dir() / "cel-trees"
 
 
 @lru_cache(maxsize=1)
@@ -144,18 +142,10 @@ def _positions(values: Iterable[Any]) -> bool:
 # ---- the file -----------------------------------------------------------------------------
 
 
-def _seal(key: str, payload: bytes) -> bytes:
-    return hashlib.sha256(key.encode() + payload).digest()
-
-
 def _load(cache_file: Path, key: str) -> Any | None:
-    try:
-        data = cache_file.read_bytes()
-    except OSError:
+    payload = read_sealed(cache_file, key)  # truncated, corrupt or foreign: parse instead
+    if payload is None:
         return None
-    seal, payload = data[:DIGEST_BYTES], data[DIGEST_BYTES:]
-    if seal != _seal(key, payload):
-        return None  # truncated, corrupt or foreign: parse instead
     try:
         return from_json(json.loads(payload))
     except (ValueError, RecursionError):  # NotATree and JSONDecodeError are ValueErrors
@@ -168,15 +158,4 @@ def _save(tree: Any, cache_file: Path, key: str) -> None:
         payload = json.dumps(to_json(tree), separators=(",", ":")).encode()
     except (NotATree, RecursionError):
         return  # a tree this module cannot rebuild exactly is not cached
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=cache_file.parent, prefix=".cel-")
-    except OSError:
-        return  # the next start parses again
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_seal(key, payload) + payload)
-        os.replace(temporary, cache_file)
-    except OSError:
-        temporary.unlink(missing_ok=True)
+    write_sealed(cache_file, key, payload)

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yara
 
-DIGEST_BYTES = 32
+from app.core.sealed_cache import read_sealed, user_cache_dir, write_sealed
 
 
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/hfvet``, else ``~/.cache/hfvet``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hfvet"
+    return user_cache_dir()
 
 
 def sources_key(paths: Sequence[Path]) -> str:
@@ -49,18 +46,10 @@ def compiled_rules(paths: Sequence[Path], directory: Path | None = None) -> Any:
     return rules
 
 
-def _seal(key: str, payload: bytes) -> bytes:
-    return hashlib.sha256(key.encode() + payload).digest()
-
-
 def _load(cache_file: Path, key: str) -> Any | None:
-    try:
-        data = cache_file.read_bytes()
-    except OSError:
+    payload = read_sealed(cache_file, key)  # truncated, corrupt or foreign: never handed to yara
+    if payload is None:
         return None
-    seal, payload = data[:DIGEST_BYTES], data[DIGEST_BYTES:]
-    if seal != _seal(key, payload):
-        return None  # truncated, corrupt or foreign: never handed to yara
     try:
         return yara.load(file=io.BytesIO(payload))
     except yara.Error:
@@ -68,19 +57,6 @@ def _load(cache_file: Path, key: str) -> Any | None:
 
 
 def _save(rules: Any, cache_file: Path, key: str) -> None:
-    """Atomically (a concurrent reader sees the old file or the new one); an unwritable cache is no error."""
     buffer = io.BytesIO()
     rules.save(file=buffer)
-    payload = buffer.getvalue()
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=cache_file.parent, prefix=".yara-")
-    except OSError:
-        return  # the next start compiles again
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_seal(key, payload) + payload)
-        os.replace(temporary, cache_file)
-    except OSError:
-        temporary.unlink(missing_ok=True)
+    write_sealed(cache_file, key, buffer.getvalue())

@@ -12,6 +12,7 @@ import lark
 import pytest
 import yaml
 
+from app.core import sealed_cache
 from app.core.policy import cel, parse_cache
 from app.core.policy.cel import CelCompileError, canonical_cel
 
@@ -144,7 +145,7 @@ def test_a_sealed_payload_that_is_not_a_tree_is_parsed_again(payload: Any, tmp_p
     """Written by a foreign or future hfvet with the right seal: still only a tree of known shape is used."""
     key = parse_cache.expression_key("true")
     body = json.dumps(payload).encode()
-    (tmp_path / f"{key[:40]}.json").write_bytes(parse_cache._seal(key, body) + body)
+    (tmp_path / f"{key[:40]}.json").write_bytes(sealed_cache.seal(key, body) + body)
     assert shape(parse_cache.cached_tree("true", counting, tmp_path)) == shape(fresh("true"))
     assert parses == ["true"]
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core import sealed_cache
 from app.core.scanners import yara_cache, yara_scanner
 from app.core.scanners.yara_scanner import RULES_DIR
 
@@ -52,7 +53,7 @@ def test_a_damaged_or_foreign_cache_file_is_recompiled_and_replaced(
     elif damage == "flip":
         saved.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
     else:  # well-formed yara output, sealed for another rule set
-        saved.write_bytes(yara_cache._seal("another key", data[32:]) + data[32:])
+        saved.write_bytes(sealed_cache.seal("another key", data[32:]) + data[32:])
     loads: list[object] = []
     real_load = yara_cache.yara.load
     monkeypatch.setattr(yara_cache.yara, "load", lambda **kw: loads.append(kw) or real_load(**kw))
