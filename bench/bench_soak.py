@@ -1,15 +1,19 @@
 """The gate under sustained loopback load while vets run: no error, p99 within target, memory flat.
 
-One `hfvet serve` (one uvicorn worker, SQLite store, the fixture hub over the example repos).
+`--queue inline` (default): one `hfvet serve` (one uvicorn worker, SQLite store, in-process queue,
+the fixture hub over the example repos in this process). `--queue procrastinate --workers N`: a
+fresh PostgreSQL database (`--database-url`), the fixture hub, one `hfvet serve` that only queues
+(HFVET_QUEUE=procrastinate) and N `hfvet worker --concurrency 1` processes that run the vets.
 wrk keeps GET /gate for an approved exact sha busy in back-to-back rounds; rounds alternate
 "vetting" (a client thread re-vets the example repos one after another, POST /vet waiting for each
 report, so the server's vet workers read and scan all the while) and "idle" (no vet in flight), so
-the machine's noise hits both alike. Between rounds the server's RSS and CPU seconds are sampled.
+the machine's noise hits both alike. Between rounds the RSS and CPU seconds of the API process (and
+of each worker) are sampled.
 Bounded: `--minutes` of load (default 3), `--seconds` per wrk round.
 
 Targets: no wrk error and no non-2xx; every vet ends done (none failed); p99 under 20 ms (issues
 10/13) in the median round of each kind; RSS after the first third of the rounds (warm-up: the
-scanners load) never more than 10% (+20 MiB) above the highest RSS of that first third.
+scanners load) never more than 10% (+20 MiB) above the highest RSS of that first third (the API's).
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,13 +40,19 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gate import wrk
+from bench_workers import fresh_database, process, python_m, token, wait_for_line, wait_http
 from benchlib import emit, machine_info, make_parser, median, table
 from live_server import REPO, hfvet, prepared_server
 
+from app.cli.child_server import free_port
+from app.examples import build_examples
 from app.examples.catalog import EXAMPLES
 
+ROOT = Path(__file__).resolve().parents[1]
 TARGET_P99_MS = 20.0
 RSS_SLACK, RSS_SLACK_BYTES = 0.10, 20 * 1024 * 1024
+# One client re-vets back to back for minutes: several POST /vet a second, over the write rate limit's burst.
+NO_WRITE_LIMIT = {"HFVET_RATE_LIMIT_BURST": "100000"}
 
 
 @dataclass
@@ -56,29 +71,104 @@ class Vets:
         self.idle.wait(300)
 
 
+@dataclass(frozen=True)
+class Setup:
+    """A running service to soak: the gate's URL, a vetter's token, the processes to sample (API first)."""
+
+    url: str
+    sha: str
+    token: str
+    watched: dict[str, psutil.Process]
+
+
 def main() -> None:
     parser = make_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=3.0, help="minutes of load (bounded)")
     parser.add_argument("--seconds", type=int, default=15, help="seconds per wrk round")
     parser.add_argument("--connections", type=int, default=8, help="concurrent keep-alive connections")
+    parser.add_argument(
+        "--queue",
+        choices=("inline", "procrastinate"),
+        default="inline",
+        help="inline: vets in the server process (SQLite); procrastinate: in `hfvet worker`s",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="`hfvet worker` processes (procrastinate)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("HFVET_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"),
+        help="PostgreSQL this script may create a fresh database from (procrastinate)",
+    )
     parser.add_argument("--out", type=Path, help="also write the markdown here")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop the children, drop the database
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    with prepared_server(serve_args=("--no-access-log",)) as live:
-        server = _server_process(live.url)
-        token = hfvet("token", "create", "--role", "vetter", "--name", "soak", env=live.env).stdout.split()[-1]
-        gate_url = f"{live.url}/gate?repo={REPO}&revision={live.sha}"
+    started = _procrastinate_service(args) if args.queue == "procrastinate" else _inline_service()
+    with started as service:
+        gate_url = f"{service.url}/gate?repo={REPO}&revision={service.sha}"
         wrk(gate_url, 2, args.connections)  # warm-up: the gate's cache, imports, connections
         vets = Vets()
-        revetting = threading.Thread(target=_revet, args=(live.url, token, vets), daemon=True)
+        revetting = threading.Thread(target=_revet, args=(service.url, service.token, vets), daemon=True)
         revetting.start()
-        rounds = _rounds(gate_url, server, vets, args)
+        rounds = _rounds(gate_url, service.watched, vets, args)
         vets.stop.set()
         vets.wanted.set()
         revetting.join(300)
     emit(_report(rounds, vets, args, load_before), args.out)
+
+
+@contextmanager
+def _inline_service() -> Iterator[Setup]:
+    """`hfvet serve` with the in-process queue on SQLite (live_server's prepared store)."""
+    with prepared_server(extra_env=NO_WRITE_LIMIT, serve_args=("--no-access-log",)) as live:
+        secret = hfvet("token", "create", "--role", "vetter", "--name", "soak", env=live.env).stdout.split()[-1]
+        yield Setup(live.url, live.sha, secret, {"API": _server_process(live.url)})
+
+
+@contextmanager
+def _procrastinate_service(args: argparse.Namespace) -> Iterator[Setup]:
+    """Hub, API and ``args.workers`` workers as processes on a fresh PostgreSQL database (as bench_workers)."""
+    with tempfile.TemporaryDirectory(prefix="hfvet-bench-soak-") as tmp, ExitStack() as stack:
+        work = Path(tmp)
+        build_examples(work / "hub")
+        store = stack.enter_context(fresh_database(args.database_url))
+        hub_port, api_port = free_port(), free_port()
+        hub_url, api = f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{api_port}"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "HF_ENDPOINT": hub_url,
+            "HFVET_DATABASE_URL": store,
+            "HFVET_QUEUE": "procrastinate",
+            "HF_HOME": str(work / "hf-home"),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            **NO_WRITE_LIMIT,
+        }
+        subprocess.run(python_m("db", "upgrade"), cwd=ROOT, env=env, check=True, capture_output=True)
+        secret = token(env, "soak")
+        stack.enter_context(
+            process(
+                python_m("hub", "serve", "--root", str(work / "hub"), "--port", str(hub_port), "--quiet"),
+                env,
+                work / "hub.log",
+            )
+        )
+        wait_http(f"{hub_url}/api/models/{REPO}")
+        vetted = hfvet("vet", REPO, "--policy", "default", "--format", "json", env=env)
+        if vetted.returncode != 0:
+            raise SystemExit(f"vetting {REPO} failed ({vetted.returncode}): {vetted.stderr[-2000:]}")
+        logs = [work / f"worker-{i + 1}.log" for i in range(args.workers)]
+        workers = [stack.enter_context(process(python_m("worker", "--concurrency", "1"), env, log)) for log in logs]
+        for log in logs:
+            wait_for_line(log, "hfvet worker:")
+        api_proc = stack.enter_context(
+            process(python_m("serve", "--port", str(api_port), "--no-access-log"), env, work / "api.log")
+        )
+        wait_http(f"{api}/healthz")
+        watched = {"API": psutil.Process(api_proc.pid)}
+        watched.update({f"worker {i + 1}": psutil.Process(w.pid) for i, w in enumerate(workers)})
+        yield Setup(api, json.loads(vetted.stdout)["revision"], secret, watched)
 
 
 def _server_process(url: str) -> psutil.Process:
@@ -101,27 +191,33 @@ def _revet(url: str, token: str, vets: Vets) -> None:
                     return
             vets.idle.clear()
             request = urllib.request.Request(  # noqa: S310 - loopback only
-f"{url}/vet?repo={repo}&wait=120", method="POST",
-                                             headers={"Authorization": f"Bearer {token}"})
+                f"{url}/vet?repo={repo}&wait=120", method="POST", headers={"Authorization": f"Bearer {token}"}
+            )
             try:
                 with urllib.request.urlopen(request, timeout=180) as response:  # noqa: S310 - loopback only
                     status = json.load(response)["job"]["status"]
             except urllib.error.HTTPError as exc:
                 status = f"HTTP {exc.code}: {exc.read()[:200]!r}"
+                time.sleep(1)  # a refused vet must not turn the loop into a request storm
             if status == "done":
                 vets.done += 1
             else:
                 vets.failed.append(f"{repo}: {status}")
 
 
-Round = dict[str, float | str]
+Round = dict[str, float | str]  # kind, at, rate, p99, problems, wall; "rss <name>" and "cpu <name>" per process
+MIB = 1024 * 1024
 
 
-def _rounds(gate_url: str, server: psutil.Process, vets: Vets, args: argparse.Namespace) -> list[Round]:
+def _cpu(process: psutil.Process) -> float:
+    return float(sum(process.cpu_times()[:2]))
+
+
+def _rounds(gate_url: str, watched: dict[str, psutil.Process], vets: Vets, args: argparse.Namespace) -> list[Round]:
     rounds: list[Round] = []
     began = time.monotonic()
     deadline = began + 60 * args.minutes
-    cpu_before = sum(server.cpu_times()[:2])
+    cpu_before = {name: _cpu(proc) for name, proc in watched.items()}
     while time.monotonic() < deadline:
         kind = "idle" if len(rounds) % 2 else "vetting"
         if kind == "idle":
@@ -131,19 +227,53 @@ def _rounds(gate_url: str, server: psutil.Process, vets: Vets, args: argparse.Na
             time.sleep(0.5)  # a vet under way before the round starts
         started = time.monotonic()
         rate, p99, problems = wrk(gate_url, args.seconds, args.connections)
-        cpu_now = sum(server.cpu_times()[:2])
-        rounds.append({"kind": kind, "at": time.monotonic() - began, "rate": rate, "p99": p99,
-                       "problems": problems, "rss": float(server.memory_info().rss),
-                       "cpu": cpu_now - cpu_before, "wall": time.monotonic() - started})
-        cpu_before = cpu_now
+        one: Round = {
+            "kind": kind,
+            "at": time.monotonic() - began,
+            "rate": rate,
+            "p99": p99,
+            "problems": problems,
+            "wall": time.monotonic() - started,
+            "vets": float(vets.done),
+        }
+        for name, proc in watched.items():
+            cpu_now = _cpu(proc)
+            one[f"rss {name}"], one[f"cpu {name}"] = float(proc.memory_info().rss), cpu_now - cpu_before[name]
+            cpu_before[name] = cpu_now
+        rounds.append(one)
     return rounds
 
 
-def _report(rounds: list[dict[str, float | str]], vets: Vets, args: argparse.Namespace, load_before: str) -> str:
-    mib = 1024 * 1024
-    rows = [[f"{r['at']:.0f}", str(r["kind"]), f"{r['rate']:,.0f}", f"{r['p99']:.1f}", f"{float(r['rss']) / mib:.1f}",
-             f"{r['cpu']:.1f} / {r['wall']:.1f}", str(r["problems"] or "none")] for r in rounds]
-    rss = [float(r["rss"]) for r in rounds]
+def _rss_growth(rounds: list[Round], name: str) -> str:
+    """RSS after the first round -> last, and the slope per vet done in between (KiB)."""
+    first, last = rounds[0], rounds[-1]
+    grew = float(last[f"rss {name}"]) - float(first[f"rss {name}"])
+    vets = float(last["vets"]) - float(first["vets"])
+    return (
+        f"{name} {float(first[f'rss {name}']) / MIB:.1f} -> {float(last[f'rss {name}']) / MIB:.1f} MiB "
+        f"({grew / 1024 / (vets or 1):+.0f} KiB per vet over {vets:.0f} vets)"
+    )
+
+
+def _report(rounds: list[Round], vets: Vets, args: argparse.Namespace, load_before: str) -> str:
+    names = [key.removeprefix("rss ") for key in rounds[0] if key.startswith("rss ")]
+    workers = [name for name in names if name != "API"]
+    rows = [
+        [
+            f"{r['at']:.0f}",
+            str(r["kind"]),
+            f"{r['rate']:,.0f}",
+            f"{r['p99']:.1f}",
+            f"{float(r['rss API']) / MIB:.1f}",
+            *([" / ".join(f"{float(r[f'rss {w}']) / MIB:.0f}" for w in workers)] if workers else []),
+            f"{r['cpu API']:.1f}",
+            *([f"{sum(float(r[f'cpu {w}']) for w in workers):.1f}"] if workers else []),
+            f"{r['wall']:.1f}",
+            str(r["problems"] or "none"),
+        ]
+        for r in rounds
+    ]
+    rss = [float(r["rss API"]) for r in rounds]
     p99s = [float(r["p99"]) for r in rounds]
     warm = max(1, len(rss) // 3)
     base = max(rss[:warm])
@@ -152,23 +282,52 @@ def _report(rounds: list[dict[str, float | str]], vets: Vets, args: argparse.Nam
     p99_of = {k: median([float(r["p99"]) for r in rs]) or 0.0 for k, rs in by_kind.items()}
     rate_of = {k: median([float(r["rate"]) for r in rs]) or 0.0 for k, rs in by_kind.items()}
     errors = [str(r["problems"]) for r in rounds if r["problems"]]
-    checks = [(f"wrk errors/non-2xx: {len(errors)}", not errors),
-              (f"vets done {vets.done}, failed {len(vets.failed)}", vets.done > 0 and not vets.failed),
-              *((f"median p99 while {k} {p99_of[k]:.1f} ms < {TARGET_P99_MS:g}", p99_of[k] < TARGET_P99_MS)
-                for k in by_kind),
-              (f"RSS warm {base / mib:.1f} -> max after {max(rss[warm:] or rss) / mib:.1f} -> last "
-               f"{rss[-1] / mib:.1f} MiB flat", flat)]
+    checks = [
+        (f"wrk errors/non-2xx: {len(errors)}", not errors),
+        (f"vets done {vets.done}, failed {len(vets.failed)}", vets.done > 0 and not vets.failed),
+        *((f"median p99 while {k} {p99_of[k]:.1f} ms < {TARGET_P99_MS:g}", p99_of[k] < TARGET_P99_MS) for k in by_kind),
+        (
+            f"API RSS warm {base / MIB:.1f} -> max after {max(rss[warm:] or rss) / MIB:.1f} -> last "
+            f"{rss[-1] / MIB:.1f} MiB flat",
+            flat,
+        ),
+    ]
     verdicts = ", ".join(f"{text}: {'met' if ok else 'NOT MET'}" for text, ok in checks)
-    return "\n".join([
-        machine_info(["fastapi", "uvicorn", "sqlalchemy"]),
-        f"- load average before / after: {load_before} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
-        table(["t (s)", "vets", "req/s", "p99 ms", "server RSS MiB", "server CPU s / wall s", "errors"], rows), "",
-        f"wrk -t1 -c{args.connections} -d{args.seconds}s rounds back to back for {args.minutes:g} min "
-        f"alternating vetting/idle (median req/s vetting {rate_of['vetting']:,.0f}, idle {rate_of['idle']:,.0f}: "
-        f"{rate_of['vetting'] / (rate_of['idle'] or 1):.0%}; worst round p99 {max(p99s):.1f} ms); vets of "
-        f"{len(EXAMPLES)} example repos in a loop in the vetting rounds.", "",
-        f"SUMMARY soak: {verdicts}" + (f" (failed vets: {'; '.join(vets.failed[:5])})" if vets.failed else ""),
-    ])
+    where = (
+        f"{len(workers)} `hfvet worker --concurrency 1` on PostgreSQL, the API only queues"
+        if workers
+        else "vets in the server process (in-process queue, SQLite)"
+    )
+    headers = [
+        "t (s)",
+        "vets",
+        "req/s",
+        "p99 ms",
+        "API RSS MiB",
+        *(["workers RSS MiB"] if workers else []),
+        "API CPU s",
+        *(["workers CPU s"] if workers else []),
+        "wall s",
+        "errors",
+    ]
+    return "\n".join(
+        [
+            machine_info(["fastapi", "uvicorn", "sqlalchemy", *(["procrastinate", "psycopg"] if workers else [])]),
+            f"- load average before / after: {load_before} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+            "",
+            table(headers, rows),
+            "",
+            f"Queue {args.queue}: {where}. wrk -t1 -c{args.connections} -d{args.seconds}s rounds back to back for "
+            f"{args.minutes:g} min alternating vetting/idle (median req/s vetting {rate_of['vetting']:,.0f}, idle "
+            f"{rate_of['idle']:,.0f}: {rate_of['vetting'] / (rate_of['idle'] or 1):.0%}; worst round p99 "
+            f"{max(p99s):.1f} ms); vets of {len(EXAMPLES)} example repos in a loop in the vetting rounds.",
+            "",
+            "RSS: " + "; ".join(_rss_growth(rounds, name) for name in names) + ".",
+            "",
+            f"SUMMARY soak ({args.queue}): {verdicts}"
+            + (f" (failed vets: {'; '.join(vets.failed[:5])})" if vets.failed else ""),
+        ]
+    )
 
 
 if __name__ == "__main__":
