@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -53,16 +53,59 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     return row.id
 
 
-def reports_for(session: Session, repo_id: str) -> list[StoredReport]:
-    """Every stored report of ``repo_id``, oldest first."""
-    query = (
-        select(ReportRow, RevisionRow.sha)
+def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None) -> list[StoredReport]:
+    """Every stored report of ``repo_id``, oldest first.
+
+    With ``lean_under`` (a policy sha256), a report recorded under that policy and naming no other repo
+    carries only what the gate's outcome reads (reasons, identity.endpoint), as in _newest_reports: an
+    uncached gate answer for a repo vetted hundreds of times then decodes no findings.
+    """
+    if lean_under is None:
+        query = (
+            select(ReportRow, RevisionRow.sha)
+            .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+            .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+            .where(RepoRow.repo_id == repo_id)
+            .order_by(ReportRow.decided_at, ReportRow.id)
+        )
+        return [_stored(row, sha, repo_id) for row, sha in session.execute(query)]
+    lean = (
+        select(*_LEAN_COLUMNS, RevisionRow.sha)
         .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
         .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
         .where(RepoRow.repo_id == repo_id)
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
-    return [_stored(row, sha, repo_id) for row, sha in session.execute(query)]
+    found: list[StoredReport | int] = []  # a report id where the whole document is needed
+    for *columns, sha in session.execute(lean):
+        report = _lean_stored(columns, sha, repo_id, lean_under)
+        found.append(report if report is not None else int(columns[0]))
+    wanted = [item for item in found if isinstance(item, int)]
+    whole: dict[int, StoredReport] = {}
+    if wanted:
+        rows = session.execute(select(ReportRow, RevisionRow.sha)
+                               .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+                               .where(ReportRow.id.in_(wanted)))
+        whole = {row.id: _stored(row, sha, repo_id) for row, sha in rows}
+    return [whole[item] if isinstance(item, int) else item for item in found]
+
+
+# What a lean read takes of a report: its columns and the parts of its document the gate's outcome reads.
+_LEAN_COLUMNS = (ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRow.policy_sha256,
+                 ReportRow.decided_at, ReportRow.requested_revision, ReportRow.requested_by,
+                 ReportRow.document["reasons"], ReportRow.document[("identity", "endpoint")],
+                 ReportRow.document["references"])
+
+
+def _lean_stored(columns: Sequence[Any], sha: str, repo_id: str, policy_sha256: str) -> StoredReport | None:
+    """The lean report of one row of _LEAN_COLUMNS, or None when it must be read whole (another policy
+    re-decides it from its findings; references may turn its verdict)."""
+    report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references = columns
+    if policy_sha != policy_sha256 or references:
+        return None
+    decided = decided if decided.tzinfo else decided.replace(tzinfo=UTC)  # SQLite drops tz
+    document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
+    return StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document, requested, by)
 
 
 def manifest_of(session: Session, repo_id: str, sha: str) -> list[dict[str, Any]] | None:
@@ -252,25 +295,19 @@ def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | Non
 def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> dict[int, StoredReport]:
     ranked = _ranked(repo_pks)
     query = (
-        select(ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRow.policy_sha256,
-               ReportRow.decided_at, ReportRow.requested_revision, ReportRow.requested_by,
-               ReportRow.document["reasons"], ReportRow.document[("identity", "endpoint")],
-               ReportRow.document["references"], ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
+        select(*_LEAN_COLUMNS, ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
         .join(ranked, ranked.c.report_pk == ReportRow.id)
         .join(RepoRow, RepoRow.id == ranked.c.repo_pk)
         .where(ranked.c.rank == 1)
     )
     found: dict[int, StoredReport] = {}
     whole: list[int] = []
-    for (report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references,
-         repo_pk, sha, repo_id) in session.execute(query):
-        if policy_sha != policy_sha256 or references:
+    for *columns, repo_pk, sha, repo_id in session.execute(query):
+        report = _lean_stored(columns, sha, repo_id, policy_sha256)
+        if report is None:
             whole.append(repo_pk)
-            continue
-        decided = decided if decided.tzinfo else decided.replace(tzinfo=UTC)  # SQLite drops tz
-        document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
-        found[repo_pk] = StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document,
-                                      requested, by)
+        else:
+            found[repo_pk] = report
     if whole:
         found |= _newest_reports(session, whole)
     return found

@@ -76,7 +76,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     model approved after this repo's vet counts without a re-vet.
     """
     with store.session() as session:
-        stored = reports_for(session, repo)
+        stored = reports_for(session, repo, lean_under=policy.sha256)  # no findings decoded unless needed
         reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
     judge = StoreJudge(store, policy, resolve)

@@ -76,7 +76,7 @@ class StoreJudge:
             return self._judged[key]
         cuts = self._cuts
         with self._store.session() as session:
-            stored = reports_for(session, repo)
+            stored = reports_for(session, repo, lean_under=self._policy.sha256)
             reviews = effective_reviews(session, repo, stored) if stored else {}
         of_commit = [r for r in stored if r.sha == sha]
 

@@ -280,8 +280,8 @@ def test_a_real_full_disk_under_sqlite(tmp_path: Path) -> None:
         before = rows(store)
 
         def vet_while_the_disk_fills(job: VetJob) -> Report:
-            filler = fill_up(mount)  # full as the report is written; space comes back a second later
-            threading.Timer(1.0, filler.unlink).start()
+            filler = fill_up(mount)  # full as the report is written (at once); space comes back 4 s later,
+            threading.Timer(4.0, filler.unlink).start()  # well within the ~16 s the failure's record is retried
             return big_report(job.sha)
 
         full = run_job(store, vet_while_the_disk_fills, sha=OTHER_SHA)

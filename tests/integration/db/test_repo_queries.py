@@ -38,3 +38,32 @@ def test_a_page_carries_each_repos_newest_report_and_commit_count(store_url: str
     assert skipped == []
     assert facts is not None and facts.org == "acme" and facts.first_seen.tzinfo is not None
     assert missing is None
+
+
+def test_a_lean_read_of_a_repos_reports_keeps_what_the_gate_reads_and_reads_the_rest_whole(store_url: str) -> None:
+    """The gate reads every report of a repo; under the active policy it decodes no findings of one naming no repo."""
+    from dataclasses import replace
+
+    from app.core.repo_refs import RepoReference
+    from app.db.repository import reports_for
+
+    upgrade(store_url)
+    store = Store(store_url)
+    default = policy("default")
+    plain = save(store, report("nvidia/one", A, under=default))
+    other_policy = save(store, report("nvidia/one", B, b"EVIL"))  # interim verdict: re-decided from its findings
+    referencing = replace(report("nvidia/one", A, under=default),
+                          references=(RepoReference("meta/base", None, "adapter_config.json", "adapter base model"),))
+    with_refs = save(store, referencing)
+    with store.session() as session:
+        whole = reports_for(session, "nvidia/one")
+        lean = reports_for(session, "nvidia/one", lean_under=default.sha256)
+    store.close()
+    assert [r.id for r in lean] == [r.id for r in whole] == [plain, other_policy, with_refs]  # same order
+    by_id = {r.id: r for r in lean}
+    assert set(by_id[plain].document) == {"reasons", "identity"}  # no findings decoded
+    assert by_id[plain].document["reasons"] == whole[0].document["reasons"]
+    assert by_id[plain].document["identity"]["endpoint"] == whole[0].document["identity"]["endpoint"]
+    assert by_id[other_policy].document == whole[1].document  # read whole: another policy re-decides it
+    assert by_id[with_refs].document == whole[2].document  # read whole: its references may turn its verdict
+    assert [(r.verdict, r.sha, r.decided_at) for r in lean] == [(r.verdict, r.sha, r.decided_at) for r in whole]

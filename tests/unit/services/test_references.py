@@ -69,9 +69,9 @@ def count_lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     seen: list[str] = []
 
-    def counting(session: Session, repo_id: str) -> list[StoredReport]:
+    def counting(session: Session, repo_id: str, *, lean_under: str | None = None) -> list[StoredReport]:
         seen.append(repo_id)
-        return reports_for(session, repo_id)
+        return reports_for(session, repo_id, lean_under=lean_under)
 
     monkeypatch.setattr(references, "reports_for", counting)
     return seen
