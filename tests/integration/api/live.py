@@ -106,17 +106,26 @@ class LiveServer:
     def kill(self) -> None:
         """SIGKILL: no shutdown hooks run, as when a machine loses power."""
         if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+            kill_now(self.proc)
             self.proc = None
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.proc = None
+        if self.proc is not None:
+            stop_gently(self.proc, grace=15)
+            self.proc = None
+
+
+def kill_now(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL and reap: nothing of the process's own shutdown runs."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+
+
+def stop_gently(proc: subprocess.Popen[bytes], *, grace: float) -> None:
+    """SIGTERM, then SIGKILL if it is still running after ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)

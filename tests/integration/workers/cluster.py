@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from app.examples import build_example
-from tests.integration.api.live import ROOT, LiveServer, server_env
+from tests.integration.api.live import ROOT, LiveServer, kill_now, server_env, stop_gently
 
 TEMPLATE = "nvidia/DeepSeek-V4-Flash-NVFP4"  # approved by the default policy
 FAST_HEARTBEAT = "1"  # seconds: a killed worker's jobs move on after 3 s instead of 30
@@ -63,20 +62,13 @@ class Worker:
     def kill(self) -> None:
         """SIGKILL: no shutdown hook runs, the job it holds stays `doing`."""
         if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+            kill_now(self.proc)
             self.proc = None
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.proc = None
+        if self.proc is not None:
+            stop_gently(self.proc, grace=20)
+            self.proc = None
 
 
 @dataclass
