@@ -90,6 +90,44 @@ def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None
     return [whole[item] if isinstance(item, int) else item for item in found]
 
 
+def commit_report_ids(session: Session, repo_id: str, sha: str) -> list[int]:
+    """The ids of every report of ``repo_id`` at ``sha``, oldest first (as reports_for orders them)."""
+    query = (
+        select(ReportRow.id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
+        .order_by(ReportRow.decided_at, ReportRow.id)
+    )
+    return list(session.execute(query).scalars())
+
+
+def report_by_id(session: Session, report_id: int, *, lean_under: str | None = None) -> StoredReport | None:
+    """One stored report; with ``lean_under``, read lean when it may be (as reports_for reads them)."""
+    if lean_under is not None:
+        lean = (
+            select(*_LEAN_COLUMNS, RevisionRow.sha, RepoRow.repo_id)
+            .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+            .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+            .where(ReportRow.id == report_id)
+        )
+        found = session.execute(lean).one_or_none()
+        if found is None:
+            return None
+        *columns, sha, repo_id = found
+        report = _lean_stored(columns, sha, repo_id, lean_under)
+        if report is not None:
+            return report
+    whole = (
+        select(ReportRow, RevisionRow.sha, RepoRow.repo_id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(ReportRow.id == report_id)
+    )
+    row = session.execute(whole).one_or_none()
+    return None if row is None else _stored(row[0], row[1], row[2])
+
+
 # What a lean read takes of a report: its columns and the parts of its document the gate's outcome reads.
 _LEAN_COLUMNS = (ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRow.policy_sha256,
                  ReportRow.decided_at, ReportRow.requested_revision, ReportRow.requested_by,

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.core.review import Review
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import StoredReport, ids_in_commit_order, reports_for
+from app.db.repository import StoredReport, commit_report_ids, ids_in_commit_order, report_by_id
 
 
 def lock_commit(session: Session, repo_id: str, sha: str) -> bool:
@@ -27,8 +27,35 @@ def lock_commit(session: Session, repo_id: str, sha: str) -> bool:
 
 
 def newest_report(session: Session, repo_id: str, sha: str) -> StoredReport | None:
-    of_commit = [r for r in reports_for(session, repo_id) if r.sha == sha]
-    return of_commit[-1] if of_commit else None
+    ids = commit_report_ids(session, repo_id, sha)
+    return report_by_id(session, ids[-1]) if ids else None
+
+
+def newest_of_commit(session: Session, repo_id: str, sha: str, *,
+                     lean_under: str | None = None) -> tuple[StoredReport, Review | None] | None:
+    """The newest report of ``repo_id`` at ``sha`` and the review that applies to it (effective_reviews' rule).
+
+    What an exact commit's gate answer reads: one report, however often the commit was re-vetted.
+    """
+    ids = commit_report_ids(session, repo_id, sha)
+    report = report_by_id(session, ids[-1], lean_under=lean_under) if ids else None
+    if report is None:
+        return None
+    return report, _commit_reviews(session, repo_id, sha, ids).get(report.id)
+
+
+def _commit_reviews(session: Session, repo_id: str, sha: str, ids: list[int]) -> dict[int, Review]:
+    """effective_reviews over the reports of one commit (``ids``, oldest first): reviews carry only within a commit."""
+    query = (
+        select(ReviewRow)
+        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
+        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
+        .order_by(ReviewRow.id)
+    )
+    own = {row.report_pk: _review(row) for row in session.execute(query).scalars()}
+    return carry_reviews(own, [(report_id, sha) for report_id in ids]) if own else {}
 
 
 def newest_review(session: Session, report_id: int) -> Review | None:
@@ -124,7 +151,7 @@ def effective_review(session: Session, repo_id: str, report: StoredReport) -> Re
     own = newest_review(session, report.id)
     if own is not None:
         return own
-    return effective_reviews(session, repo_id, reports_for(session, repo_id)).get(report.id)
+    return _commit_reviews(session, repo_id, report.sha, commit_report_ids(session, repo_id, report.sha)).get(report.id)
 
 
 def add_review(

@@ -13,7 +13,7 @@ from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, decide_gat
 from app.core.policy import LoadedPolicy, PolicyError, load_policy
 from app.core.ports import SourceError
 from app.db.repository import manifest_of, reports_for, store_version
-from app.db.reviews import effective_reviews
+from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError, InputError
 from app.services.outcomes import LOCAL_SCAN as LOCAL_SCAN
@@ -75,6 +75,8 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     Referenced repos are judged now, against the store (and the hub for their branches), so a base
     model approved after this repo's vet counts without a re-vet.
     """
+    if is_commit(revision):
+        return gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
     with store.session() as session:
         stored = reports_for(session, repo, lean_under=policy.sha256)  # no findings decoded unless needed
         reviews = effective_reviews(session, repo, stored) if stored else {}
@@ -89,6 +91,24 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     return GateResult(repo, revision, answer, policy, files, judge.asked_hub)
 
 
+def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver) -> GateResult:
+    """gate() for an exact commit: only its newest report counts (decide_gate), so only that one is read.
+
+    A repo re-vetted hundreds of times costs one report per answer, not hundreds (the soak showed the
+    uncached answer growing with every vet the store kept).
+    """
+    with store.session() as session:
+        newest = newest_of_commit(session, repo, sha, lean_under=policy.sha256)
+    judge = StoreJudge(store, policy, resolve)
+    outcomes = [] if newest is None else [outcome(newest[0], policy, newest[1], judge.of((repo, sha)))]
+    answer = decide_gate(sha, sha, outcomes)
+    files: list[dict[str, Any]] = []
+    if isinstance(answer, Approved):
+        with store.session() as session:
+            files = manifest_of(session, repo, sha) or []
+    return GateResult(repo, sha, answer, policy, files, judge.asked_hub)
+
+
 class GateCache:
     """Answers for exact commits, kept while the store is unchanged (no report or review added since).
 
@@ -101,6 +121,15 @@ class GateCache:
         self._size = size
         self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], GateResult]] = OrderedDict()
         self._lock = threading.Lock()
+        self._stripes = tuple(threading.Lock() for _ in range(64))
+
+    def computing(self, key: tuple[str, str, str]) -> threading.Lock:
+        """Held while one request computes ``key``'s answer: the others that missed wait, then find it.
+
+        Without it, every connection that asks in the moment after a vet lands computes the same answer
+        at once (on the API's threads and GIL). Striped: a bounded set of locks, shared by unrelated keys.
+        """
+        return self._stripes[hash(key) % len(self._stripes)]
 
     def get(self, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
         with self._lock:
@@ -129,9 +158,13 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
     hit = cache.get(key, version)
     if hit is not None:
         return hit
-    result = gate(repo, revision, store=store, policy=policy, resolve=resolve)
-    if not result.asked_hub:
-        cache.put(key, version, result)
+    with cache.computing(key):
+        hit = cache.get(key, version)  # another request computed it while this one waited
+        if hit is not None:
+            return hit
+        result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
+        if not result.asked_hub:
+            cache.put(key, version, result)
     return result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.core.gate import Outcome
 from app.core.jobs import VetJob
 from app.core.policy import LoadedPolicy
-from app.db.repository import reports_for
+from app.db.repository import report_by_id
 from app.db.session import Store
 from app.services.gating import outcome
 
@@ -15,5 +15,5 @@ def job_report(store: Store, policy: LoadedPolicy, job: VetJob) -> Outcome | Non
     if job.report_id is None:
         return None
     with store.session() as session:
-        report = next((r for r in reports_for(session, job.repo) if r.id == job.report_id), None)
+        report = report_by_id(session, job.report_id)
     return None if report is None else outcome(report, policy)

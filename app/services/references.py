@@ -17,8 +17,7 @@ from app.core.policy import LoadedPolicy
 from app.core.policy.facts import ReferenceFact, ReferenceJudge
 from app.core.ports import SourceError
 from app.core.repo_refs import RepoReference
-from app.db.repository import reports_for
-from app.db.reviews import effective_reviews
+from app.db.reviews import newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError
 from app.services.outcomes import Resolver, outcome
@@ -76,15 +75,13 @@ class StoreJudge:
             return self._judged[key]
         cuts = self._cuts
         with self._store.session() as session:
-            stored = reports_for(session, repo, lean_under=self._policy.sha256)
-            reviews = effective_reviews(session, repo, stored) if stored else {}
-        of_commit = [r for r in stored if r.sha == sha]
+            newest = newest_of_commit(session, repo, sha, lean_under=self._policy.sha256)
 
         def deeper(refs: Sequence[RepoReference]) -> list[ReferenceFact]:
             return self.judge(refs, (*trail, key), level + 1)
 
-        outcomes = [outcome(r, self._policy, reviews.get(r.id), deeper) for r in of_commit]
-        result = (bool(of_commit), isinstance(decide_gate(sha, sha, outcomes), Approved))
+        outcomes = [] if newest is None else [outcome(newest[0], self._policy, newest[1], deeper)]
+        result = (newest is not None, isinstance(decide_gate(sha, sha, outcomes), Approved))
         if self._cuts == cuts:  # an answer cut short by a cycle or the depth limit depends on the path taken
             self._judged[key] = result
         return result

@@ -65,15 +65,18 @@ def ref(repo: str, revision: str | None) -> RepoReference:
 def count_lookups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The repos whose reports the judge reads, in order (one lookup per commit judged)."""
     import app.services.references as references
-    from app.db.repository import StoredReport, reports_for
+    from app.core.review import Review
+    from app.db.repository import StoredReport
+    from app.db.reviews import newest_of_commit
 
     seen: list[str] = []
 
-    def counting(session: Session, repo_id: str, *, lean_under: str | None = None) -> list[StoredReport]:
+    def counting(session: Session, repo_id: str, sha: str, *,
+                 lean_under: str | None = None) -> tuple[StoredReport, Review | None] | None:
         seen.append(repo_id)
-        return reports_for(session, repo_id, lean_under=lean_under)
+        return newest_of_commit(session, repo_id, sha, lean_under=lean_under)
 
-    monkeypatch.setattr(references, "reports_for", counting)
+    monkeypatch.setattr(references, "newest_of_commit", counting)
     return seen
 
 
