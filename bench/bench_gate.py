@@ -51,6 +51,33 @@ def wrk(url: str, seconds: int, connections: int) -> tuple[float, float, str]:
     return float(rate.group(1)), float(p99.group(1)) * _UNIT[p99.group(2)], problems
 
 
+_HEY_RATE = re.compile(r"Requests/sec:\s+([\d.]+)")
+_HEY_P99 = re.compile(r"^\s*99% in ([\d.]+) secs", re.M)
+_HEY_STATUS = re.compile(r"^\s*\[(\d{3})\]\s+(\d+) responses", re.M)
+_HEY_ERRORS = re.compile(r"Error distribution:\n((?:\s+\[\d+\].*\n?)+)")
+
+
+def hey(url: str, seconds: int, connections: int, rate: float) -> tuple[float, float, str]:
+    """(requests/s, p99 ms, problems) of one round at a fixed offered rate: hey (`apt-get install hey`),
+    ``connections`` keep-alive workers each paced to rate/connections requests per second.
+
+    Unlike wrk's saturating rounds, this is the latency a steady load of ``rate`` sees. hey paces each
+    worker with a ticker that skips missed ticks, so a stall delays the requests behind it unseen
+    (coordinated omission): the p99 is a lower bound during stalls, and the achieved rate shows them.
+    """
+    per_worker = max(1.0, rate / connections)
+    out = subprocess.run(["hey", "-z", f"{seconds}s", "-c", str(connections), "-q", f"{per_worker:g}", url],
+                         capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    achieved, p99 = _HEY_RATE.search(out), _HEY_P99.search(out)
+    if achieved is None or p99 is None:
+        raise SystemExit(f"cannot read hey's output:\n{out}")
+    problems = [f"{n} x {code}" for code, n in _HEY_STATUS.findall(out) if not code.startswith("2")]
+    errors = _HEY_ERRORS.search(out)
+    if errors:
+        problems.append(" ".join(errors.group(1).split()))
+    return float(achieved.group(1)), float(p99.group(1)) * 1000.0, "; ".join(problems)
+
+
 def main() -> None:
     parser = make_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=3, help="rounds per endpoint (alternating)")

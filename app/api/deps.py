@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.api.errors import ApiError
+from app.api.shared_reads import SharedReads
 from app.core.policy import LoadedPolicy
 from app.db import tokens
 from app.db.session import Store
@@ -30,6 +31,14 @@ class AppState:
     resolve: Resolver
     version: VersionProbe  # the store's version, asked by the gate on every request for an exact commit
     gate_cache: GateCache = field(default_factory=GateCache)
+    # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
+    shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shared_version = SharedReads(self._version_and_token)
+
+    def _version_and_token(self, token_digest: str | None) -> tuple[tuple[int, int], bool]:
+        return (self.version(), True) if token_digest is None else self.version.with_token(token_digest)
 
 
 async def state(request: Request) -> AppState:  # async: no thread hop for a lookup

@@ -17,7 +17,6 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 from fastapi import FastAPI
-from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from app.api import metrics
@@ -76,10 +75,12 @@ async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
 async def _version(state: AppState, token_digest: str | None) -> tuple[int, int] | None:
     """The store's version now; None if ``token_digest`` is given and is not a live token's."""
     probe = state.version
-    if token_digest is None:
-        return probe() if probe.inline else await run_in_threadpool(probe)
-    version, live = probe.with_token(token_digest) if probe.inline else await run_in_threadpool(
-        probe.with_token, token_digest)
+    if not probe.inline:  # a round trip: shared with the requests asking at the same moment
+        version, live = await state.shared_version(token_digest)
+    elif token_digest is None:
+        return probe()
+    else:
+        version, live = probe.with_token(token_digest)
     return version if live else None
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,12 +21,13 @@ from app.api import fastgate
 from app.api.routes import gate as gate_route
 from app.db import tokens
 from app.db.models import ReviewRow
-from app.db.session import Store
+from app.db.session import Store, upgrade
 from app.server import create_app
 from app.services import gating
 from app.settings import Settings
 from app.sources.hub_errors import HubUnreachable
 from tests.integration.api.stored import policy, report, save
+from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
 
 SHA = "a" * 40
 DEFAULT = policy("default")
@@ -65,6 +67,23 @@ def counted_client(store: Store, monkeypatch: pytest.MonkeyPatch, **settings: ob
 
 def _hub_down(repo: str, revision: str) -> str:
     raise HubUnreachable(f"test: no hub to resolve {repo}@{revision}")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A migrated store of its own: SQLite (the version asked on the event loop) and PostgreSQL (asked from
+    a thread, one read shared by the requests asking at once: app.api.shared_reads)."""
+    if request.param == "sqlite":
+        urls: Iterator[str] = iter([f"sqlite:///{tmp_path / 'store.db'}"])
+    elif not PG_URL:
+        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
+    else:
+        urls = _fresh_postgres_database(PG_URL)
+    for url in urls:
+        upgrade(url)
+        opened = Store(url)
+        yield opened
+        opened.close()
 
 
 @pytest.fixture
