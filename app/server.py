@@ -22,6 +22,7 @@ from app.jobs.inprocess import InProcessQueue
 from app.jobs.interface import JobQueue
 from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
+from app.jobs.processes import ProcessVets
 from app.services.gating import Resolver, active_policy
 from app.services.polling import poll_once
 from app.services.store import open_store
@@ -45,6 +46,8 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
         finally:
             poller.stop()  # before the queue and the store it uses go away
             state.jobs.stop()
+            if state.vet_processes is not None:
+                state.vet_processes.close()
             state.version.close()
             state.store.close()
 
@@ -66,11 +69,16 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
         return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
 
     jobs: JobQueue
+    processes = None
     if settings.queue == "procrastinate":  # `hfvet worker`s run the vets (docs/deploy.md)
         jobs = ProcrastinateQueue(store, (policy.name, policy.sha256))
     else:
-        jobs = InProcessQueue(store, metrics.observed(vet), (policy.name, policy.sha256), workers=settings.job_workers)
-    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine))
+        if settings.job_isolation == "process":
+            processes = ProcessVets(settings, processes=settings.job_workers, nice=settings.job_nice)
+        jobs = InProcessQueue(store, metrics.observed(processes or vet), (policy.name, policy.sha256),
+                              workers=settings.job_workers)
+    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine),
+                    vet_processes=processes)
 
 
 def hub_resolver(settings: Settings) -> Resolver:

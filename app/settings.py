@@ -42,6 +42,14 @@ class Settings(BaseSettings):
     policy: Path = Field(Path("default"), description="The active trust policy (file or shipped name) for the gate.")
     read_auth: bool = Field(False, description="Require a reader token for the API's GET endpoints too.")
     job_workers: int = Field(2, ge=1, le=32, description="Vets the server runs at once.")
+    job_isolation: Literal["process", "thread"] = Field(
+        "process", description="Where the server's own queue runs a vet: a child process (the gate keeps the GIL "
+        "and the cores first), or a thread of the server."
+    )
+    job_nice: int = Field(
+        10, ge=0, le=19, description="Nice value added to vet processes and `hfvet worker`s: scans yield the CPU "
+        "to the gate's answers."
+    )
     server: str | None = Field(None, description="URL of an hfvet server the CLI asks instead of the local store.")
     token: SecretStr | None = Field(None, description="API token the CLI sends to --server as `Authorization: Bearer`.")
     webhook_secret: SecretStr | None = Field(None, description="Shared secret of the Hugging Face webhook.")

@@ -16,6 +16,7 @@ from app.db import tokens
 from app.db.session import Store
 from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
+from app.jobs.processes import ProcessVets
 from app.services.gating import GateCache, Resolver
 from app.settings import Settings
 
@@ -31,6 +32,7 @@ class AppState:
     resolve: Resolver
     version: VersionProbe  # the store's version, asked by the gate on every request for an exact commit
     gate_cache: GateCache = field(default_factory=GateCache)
+    vet_processes: ProcessVets | None = None  # the in-process queue's vet processes (HFVET_JOB_ISOLATION=process)
     # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
     shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
 

@@ -36,13 +36,17 @@ def worker(
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("app").setLevel(logging.INFO)  # hfvet's own lines: attempts, retries, sweeps, re-vets
+    import os
+
     settings = Settings()
     app, store = exit_codes.guard(lambda: _prepare(settings))
+    if settings.job_nice:
+        os.nice(settings.job_nice)  # scans yield the CPU to an API on the same host (HFVET_JOB_NICE)
     if metrics_port:
         from prometheus_client import start_http_server
 
         start_http_server(metrics_port)
-    typer.echo(f"hfvet worker: {concurrency} at once on queues {', '.join(QUEUES)}", err=True)
+    typer.echo(f"hfvet worker: {concurrency} at once on queues {', '.join(QUEUES)} (nice {os.nice(0)})", err=True)
     try:
         asyncio.run(_run(app, store, concurrency, settings.worker_heartbeat_seconds))
     finally:

@@ -1,4 +1,5 @@
-"""The embedded job runner: vet jobs persisted in the store, run on a bounded thread pool in this process.
+"""The embedded job runner: vet jobs persisted in the store, run on a bounded thread pool in this process
+(each thread hands its vet to a child process, app.jobs.processes, unless HFVET_JOB_ISOLATION=thread).
 
 Nothing is lost on restart: a job is a row before it is a thread, and ``start()`` requeues what a
 stopped process left queued or running. Concurrent requests for the same (repo, sha, policy sha)

@@ -51,6 +51,7 @@ def settings_for(tmp: Path, **changes: object) -> Settings:
         "HF_TOKEN": HUB_TOKEN,
         "webhook_secret": WEBHOOK_SECRET,
         "rate_limit_burst": 0,
+        "job_isolation": "thread",  # the offline vet below is a patch in this process
     }
     return Settings(**(values | changes))  # type: ignore[arg-type]
 
