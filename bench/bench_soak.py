@@ -1,9 +1,11 @@
 """The gate under sustained loopback load while vets run: no error, p99 within target, memory flat.
 
 `--queue inline` (default): one `hfvet serve` (one uvicorn worker, SQLite store, in-process queue,
-the fixture hub over the example repos in this process). `--queue procrastinate --workers N`: a
+the fixture hub over the example repos in this process; `--isolation process`, the default, runs the
+vets in the server's child processes, `thread` in its threads). `--queue procrastinate --workers N`: a
 fresh PostgreSQL database (`--database-url`), the fixture hub, one `hfvet serve` that only queues
 (HFVET_QUEUE=procrastinate) and N `hfvet worker --concurrency 1` processes that run the vets.
+`--nice` is HFVET_JOB_NICE for the vet processes or the workers (0: the API's own priority).
 Back-to-back rounds of GET /gate for an approved exact sha: by default hey offers a steady
 `--rate` (2,000 req/s, the performance target's rate: its p99 is the latency that load sees); with
 `--rate 0` wrk sends as fast as it can (capacity, and queueing at saturation). Rounds alternate
@@ -107,6 +109,13 @@ def main() -> None:
         default=os.environ.get("HFVET_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"),
         help="PostgreSQL this script may create a fresh database from (procrastinate)",
     )
+    parser.add_argument(
+        "--isolation",
+        choices=("process", "thread"),
+        default="process",
+        help="inline: HFVET_JOB_ISOLATION, vets in child processes of the server or in its threads",
+    )
+    parser.add_argument("--nice", type=int, default=10, help="HFVET_JOB_NICE of the vet processes / workers")
     parser.add_argument("--out", type=Path, help="also write the markdown here")
     args = parser.parse_args()
     for tool in ("wrk", "hey") if args.rate else ("wrk",):
@@ -114,7 +123,11 @@ def main() -> None:
             raise SystemExit(f"{tool} is not installed (apt-get install {tool})")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop the children, drop the database
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    started = _procrastinate_service(args) if args.queue == "procrastinate" else _inline_service()
+    started = (
+        _procrastinate_service(args)
+        if args.queue == "procrastinate"
+        else _inline_service(args.isolation, args.nice)
+    )
     with started as service:
         gate_url = f"{service.url}/gate?repo={REPO}&revision={service.sha}"
         wrk(gate_url, 2, args.connections)  # warm-up: the gate's cache, imports, connections
@@ -129,11 +142,26 @@ def main() -> None:
 
 
 @contextmanager
-def _inline_service() -> Iterator[Setup]:
+def _inline_service(isolation: str, nice: int) -> Iterator[Setup]:
     """`hfvet serve` with the in-process queue on SQLite (live_server's prepared store)."""
-    with prepared_server(extra_env=NO_WRITE_LIMIT, serve_args=("--no-access-log",)) as live:
+    env = {**NO_WRITE_LIMIT, "HFVET_JOB_ISOLATION": isolation, "HFVET_JOB_NICE": str(nice)}
+    with prepared_server(extra_env=env, serve_args=("--no-access-log",)) as live:
         secret = hfvet("token", "create", "--role", "vetter", "--name", "soak", env=live.env).stdout.split()[-1]
-        yield Setup(live.url, live.sha, secret, {"API": _server_process(live.url)})
+        api = _server_process(live.url)
+        watched = {"API": api}
+        if isolation == "process":
+            _vet_once(live.url, secret)  # the server's vet processes start with its first vet
+            vet_children = [c for c in api.children() if "spawn_main" in " ".join(c.cmdline())]
+            watched.update({f"vet process {i + 1}": child for i, child in enumerate(vet_children)})
+        yield Setup(live.url, live.sha, secret, watched)
+
+
+def _vet_once(url: str, token: str) -> None:
+    request = urllib.request.Request(  # noqa: S310 - loopback only
+        f"{url}/vet?repo={REPO}&wait=120", method="POST", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=180) as response:  # noqa: S310 - loopback only
+        json.load(response)
 
 
 @contextmanager
@@ -153,6 +181,7 @@ def _procrastinate_service(args: argparse.Namespace) -> Iterator[Setup]:
             "HFVET_QUEUE": "procrastinate",
             "HF_HOME": str(work / "hf-home"),
             "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HFVET_JOB_NICE": str(args.nice),
             **NO_WRITE_LIMIT,
         }
         subprocess.run(python_m("db", "upgrade"), cwd=ROOT, env=env, check=True, capture_output=True)
@@ -314,11 +343,12 @@ def _report(rounds: list[Round], vets: Vets, args: argparse.Namespace, load_befo
         ),
     ]
     verdicts = ", ".join(f"{text}: {'met' if ok else 'NOT MET'}" for text, ok in checks)
-    where = (
-        f"{len(workers)} `hfvet worker --concurrency 1` on PostgreSQL, the API only queues"
-        if workers
-        else "vets in the server process (in-process queue, SQLite)"
-    )
+    if args.queue == "procrastinate":
+        where = f"{len(workers)} `hfvet worker --concurrency 1` on PostgreSQL, the API only queues"
+    elif workers:
+        where = f"vets in {len(workers)} child processes of the server (in-process queue, SQLite)"
+    else:
+        where = "vets in the server's threads (in-process queue, SQLite, HFVET_JOB_ISOLATION=thread)"
     headers = [
         "t (s)",
         "vets",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -24,6 +25,8 @@ from app.core.jobs import VetJob
 from app.core.report import Report
 from app.errors import HfvetError
 from app.settings import Settings
+
+PARENT_CHECK_SECONDS = 1.0
 
 
 class VetProcessError(HfvetError):
@@ -101,6 +104,15 @@ def _start_child(settings: Settings, nice: int) -> None:
     if nice:
         os.nice(nice)
     _child["settings"], _child["store"] = settings, open_store(settings)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="hfvet-parent-watch", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A server killed outright (SIGKILL, OOM) cannot stop its children: each leaves once it is gone
+    (reparented), instead of finishing a vet nobody will store and idling on forever."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(3)
 
 
 def _vet_here(repo: str, sha: str) -> tuple[bool, Any]:

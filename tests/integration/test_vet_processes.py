@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 
@@ -27,7 +28,7 @@ from app.services.store import open_store
 from app.services.vetting import vet_remote
 from app.settings import Settings
 from app.sources.hub import HubClient, resolve_revision
-from tests.integration.api.live import SlowHub
+from tests.integration.api.live import LiveServer, SlowHub, create_token, server_env
 from tests.integration.vetted import APPROVE_REPO, REJECT_REPO
 
 
@@ -147,3 +148,22 @@ def test_the_module_entry_point_does_not_run_the_command_line_when_imported() ->
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parents[2])
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_server_killed_outright_leaves_no_vet_process_behind(world: World, tmp_path: Path) -> None:
+    store_url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(store_url)
+    server = LiveServer(server_env(world.settings.hf_endpoint, store_url, tmp_path), tmp_path / "serve.log")
+    server.start()
+    try:
+        vetter = create_token(store_url, "vetter", "vetter")
+        answer = httpx.post(f"{server.url}/vet", params={"repo": APPROVE_REPO, "wait": 120}, timeout=180,
+                            headers={"Authorization": f"Bearer {vetter}"})
+        assert answer.status_code == 200, answer.text
+        assert server.proc is not None
+        children = [c for c in psutil.Process(server.proc.pid).children() if "spawn_main" in " ".join(c.cmdline())]
+        assert len(children) == 1  # the vet ran in a child process of the server
+    finally:
+        server.kill()
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert alive == []
