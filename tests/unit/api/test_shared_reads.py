@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from app.api.shared_reads import SharedReads
+
+T = TypeVar("T")
 
 
 class Store:
@@ -29,6 +34,12 @@ class Store:
         return seen
 
 
+def run(scenario: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """asyncio.run on a thread of its own: whatever loop the test's own thread has (another test's) is left alone."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(scenario())).result(30)
+
+
 async def until(event: threading.Event) -> None:
     await asyncio.get_running_loop().run_in_executor(None, event.wait, 5)
 
@@ -46,7 +57,7 @@ def test_callers_during_a_read_share_the_next_one_and_see_what_was_committed_bef
         store.hold.set()
         return await first, list(await asyncio.gather(*later)), reads.reads
 
-    first, later, count = asyncio.run(scenario())
+    first, later, count = run(scenario)
     assert first == 1
     assert later == [2] * 7  # not the read already under way when they asked
     assert count == 2
@@ -60,7 +71,7 @@ def test_different_keys_are_read_apart() -> None:
         assert sorted(store.keys) == ["a", "b"]  # b did not wait for a's read, nor take its answer
         return list(answers)
 
-    assert asyncio.run(scenario()) == [1, 1]
+    assert run(scenario) == [1, 1]
 
 
 def test_an_error_reaches_every_waiter_and_the_next_ask_reads_again() -> None:
@@ -80,7 +91,7 @@ def test_an_error_reaches_every_waiter_and_the_next_ask_reads_again() -> None:
         gc.collect()  # an error nobody retrieved is reported when its future is collected
         return list(outcomes), reads.reads, unhandled
 
-    outcomes, count, unhandled = asyncio.run(scenario())
+    outcomes, count, unhandled = run(scenario)
     assert all(isinstance(o, ConnectionError) for o in outcomes)
     assert count == 3  # the first asker's read, the next one for the two behind it, the abandoned one
     assert unhandled == []
