@@ -2,18 +2,20 @@
 
 What: one `hfvet serve` gets `--vets` POST /vet?wait=120 over the example repos, one after another,
 while `--gate-threads` client threads keep GET /gate of an approved commit busy (the soak's wrk, in
-small). `--queue inline` (default): the vets run in the server's threads on SQLite, the fixture hub
-in this process (as `live_server.prepared_server`); `--queue procrastinate`: a throwaway PostgreSQL
-database, the hub, `--workers` `hfvet worker`s and an API that only queues (as `bench_soak.py`).
+small; `--not-gated`: the vets leave out the gated repo, whose stored reports then stay one, so an
+uncached gate answer reads the same rows however many vets ran). `--queue inline` (default): the
+vets run in the server's threads on SQLite, the fixture hub in this process (as
+`live_server.prepared_server`); `--queue procrastinate`: a throwaway PostgreSQL database, the hub,
+`--workers` `hfvet worker`s and an API that only queues (as `bench_soak.py`).
 Every `--every` vets it samples the server's RSS and what the server reports of itself through
 `trace_memory_site/sitecustomize.py` (put first on its PYTHONPATH): tracemalloc's traced bytes,
 SQLite's own heap (`sqlite3_memory_used`: its page caches), glibc's heap in use and free in it
-(`mallinfo2`), pymalloc's arenas and the bytes in use in them, the live threads, and the collector
-(the share of 50 ms polls that found it off, i.e. inside a pickle walk's pause, `gc.get_count()`,
-`len(gc.get_objects())`, `len(gc.garbage)`; with `--collect each` a `gc.collect()` before every
-sample, and what it freed). Tracing starts at the first sample (the imports stay out of it), the
-baseline snapshot is the second; at the end it prints `compare_to(baseline, 'lineno')` and
-`(..., 'traceback')`.
+(`mallinfo2`), pymalloc's arenas and the bytes in use in them (0 while tracemalloc wraps it), the
+live threads, and the collector (the share of 50 ms polls that found it off, i.e. inside a pickle
+walk's pause, `gc.get_count()`, `len(gc.get_objects())`, `len(gc.garbage)`; with `--collect each`
+a `gc.collect()` before every sample, and what it freed). Tracing starts at the first sample (the
+imports stay out of it), the baseline snapshot is the second; at the end it prints
+`compare_to(baseline, 'lineno')` and `(..., 'traceback')`.
 
 Run: `PYTHONPATH=$PWD .venv/bin/python bench/trace_memory.py --vets 600 --every 50 --gate-threads 4
 --no-tracemalloc` (tracemalloc slows the server about 4x: use it with fewer vets and `--frames 4`).
