@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, Subquery, func, or_, select, text
+from sqlalchemy import Connection, Select, Subquery, func, or_, select, text, union
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -380,6 +380,21 @@ def store_version(conn: Connection) -> tuple[int, int]:
     """
     reports, reviews = conn.execute(VERSION_QUERY).one()
     return (reports or 0, reviews or 0)
+
+
+def repos_written_since(conn: Connection, version: tuple[int, int]) -> set[str]:
+    """The repos with a report, or a review of one of their reports, committed after ``version``
+    (store_version's pair: both tables are append-only and their ids come in commit order)."""
+    reports = (select(RepoRow.repo_id)
+               .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+               .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+               .where(ReportRow.id > version[0]))
+    reviews = (select(RepoRow.repo_id)
+               .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+               .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+               .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
+               .where(ReviewRow.id > version[1]))
+    return set(conn.execute(union(reports, reviews)).scalars())
 
 
 def ids_in_commit_order(session: Session) -> None:

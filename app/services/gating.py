@@ -6,13 +6,14 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from functools import cached_property
 from typing import Any
 
 from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, decide_gate, is_commit
 from app.core.policy import LoadedPolicy, PolicyError, load_policy
 from app.core.ports import SourceError
-from app.db.repository import manifest_of, reports_for, store_version
+from app.db.repository import manifest_of, reports_for, repos_written_since, store_version
 from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError, InputError
@@ -37,6 +38,7 @@ class GateResult:
     policy: LoadedPolicy
     files: list[dict[str, Any]]  # the approved commit's manifest; empty unless approved
     asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
+    depends_on: frozenset[str] = frozenset()  # the repos whose reports and reviews the answer read
 
     @property
     def approved(self) -> bool:
@@ -106,20 +108,22 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, sha) or []
-    return GateResult(repo, sha, answer, policy, files, judge.asked_hub)
+    return GateResult(repo, sha, answer, policy, files, judge.asked_hub, frozenset({repo, *judge.read_repos}))
 
 
 class GateCache:
-    """Answers for exact commits, kept while the store is unchanged (no report or review added since).
+    """Answers for exact commits, each stamped with the store version and the UTC day it holds for.
 
     Only exact commits are cached: a branch's answer also depends on where the hub says it is now,
     and so does an answer that judged a referenced repo at its branch (``GateResult.asked_hub``).
-    A pinned reference's approval changes only with a report or a review, which moves the version.
+    A pinned reference's approval changes only with a report or a review, which moves the version;
+    the day, because a re-decision applies waivers as of today. When the version moved, cached_gate
+    re-stamps an answer none of whose repos (``GateResult.depends_on``) got a report or review since.
     """
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], GateResult]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], date, GateResult]] = OrderedDict()
         self._lock = threading.Lock()
         self._stripes = tuple(threading.Lock() for _ in range(64))
 
@@ -134,14 +138,20 @@ class GateCache:
     def get(self, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or entry[0] != version:
+            if entry is None or entry[0] != version or entry[1] != _today():
                 return None
             self._entries.move_to_end(key)
-            return entry[1]
+            return entry[2]
+
+    def earlier(self, key: tuple[str, str, str]) -> tuple[tuple[int, int], GateResult] | None:
+        """``key``'s answer of today at whatever version it was computed or last re-stamped."""
+        with self._lock:
+            entry = self._entries.get(key)
+        return None if entry is None or entry[1] != _today() else (entry[0], entry[2])
 
     def put(self, key: tuple[str, str, str], version: tuple[int, int], result: GateResult) -> None:
         with self._lock:
-            self._entries[key] = (version, result)
+            self._entries[key] = (version, _today(), result)
             self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
@@ -162,10 +172,34 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
         hit = cache.get(key, version)  # another request computed it while this one waited
         if hit is not None:
             return hit
-        result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
+        result = (_still_holds(cache, key, version, store)
+                  or gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve))
         if not result.asked_hub:
             cache.put(key, version, result)
     return result
+
+
+def _still_holds(cache: GateCache, key: tuple[str, str, str], version: tuple[int, int],
+                 store: Store) -> GateResult | None:
+    """The cached answer, if no repo it read got a report or a review after it was computed.
+
+    Vets of other repos move the store version too: without this, every vet landing anywhere sent
+    each cached commit's next request down the full path. The repos written since are asked with no
+    upper bound, so a write racing this one makes the answer recomputed, never kept.
+    """
+    earlier = cache.earlier(key)
+    if earlier is None:
+        return None
+    then, result = earlier
+    if then[0] > version[0] or then[1] > version[1]:
+        return None  # ids went back (another store): nothing to compare
+    with store.engine.connect() as conn:
+        changed = repos_written_since(conn, then)
+    return result if changed.isdisjoint(result.depends_on) else None
+
+
+def _today() -> date:
+    return datetime.now(UTC).date()
 
 
 def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:

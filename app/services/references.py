@@ -36,6 +36,7 @@ class StoreJudge:
         self._judged: dict[Commit, tuple[bool, bool]] = {}
         self._cuts = 0  # cycles and depth limits met: a result computed across one is not cached
         self.asked_hub = False  # a branch or tag was resolved (or failed): the answer holds only for now
+        self.read_repos: set[str] = set()  # whose reports and reviews were read: what the answer depends on
 
     def of(self, referrer: Commit | None) -> ReferenceJudge:
         """The judge of ``referrer``'s references (a chain leading back to it is a cycle)."""
@@ -74,6 +75,7 @@ class StoreJudge:
         if key in self._judged:
             return self._judged[key]
         cuts = self._cuts
+        self.read_repos.add(repo)
         with self._store.session() as session:
             newest = newest_of_commit(session, repo, sha, lean_under=self._policy.sha256)
 
