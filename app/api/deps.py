@@ -13,6 +13,7 @@ from app.api.errors import ApiError
 from app.api.shared_reads import SharedReads
 from app.core.policy import LoadedPolicy
 from app.db import tokens
+from app.db.repository import repos_written_since
 from app.db.session import Store
 from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
@@ -36,8 +37,16 @@ class AppState:
     # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
     shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
 
+    # The repos written since a version, as the fast path asks when the version moved under a cached answer.
+    shared_written: SharedReads[tuple[int, int], set[str]] = field(init=False)
+
     def __post_init__(self) -> None:
         self.shared_version = SharedReads(self._version_and_token)
+        self.shared_written = SharedReads(self._written_since)
+
+    def _written_since(self, version: tuple[int, int]) -> set[str]:
+        with self.store.engine.connect() as conn:
+            return repos_written_since(conn, version)
 
     def _version_and_token(self, token_digest: str | None) -> tuple[tuple[int, int], bool]:
         return (self.version(), True) if token_digest is None else self.version.with_token(token_digest)

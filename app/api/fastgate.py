@@ -1,8 +1,9 @@
-"""GET /gate's hot case without FastAPI: an exact commit, already answered, the store unchanged since.
+"""GET /gate's hot case without FastAPI: an exact commit, already answered, nothing it read written since.
 
 Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
 answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` sends that answer itself,
-in front of FastAPI's middleware and routing, while the store is unchanged: the same status,
+in front of FastAPI's middleware and routing, while the store is unchanged, or changed only in
+repos the answer never read (it is then re-stamped with the new version): the same status,
 headers and bytes as the route (``gate_response``), counted in the same metric. The caller is
 checked as the route checks it: a token that is sent must be live at this very request (one
 statement asks the store's version and the token together), and HFVET_READ_AUTH needs one.
@@ -25,7 +26,7 @@ from app.api.routes.gate import gate_response
 from app.api.security import with_security_headers
 from app.core.gate import is_commit
 from app.db.tokens import digest
-from app.services.gating import GateResult, cache_key
+from app.services.gating import GateResult, cache_key, is_older
 
 
 class HfvetAPI(FastAPI):
@@ -69,7 +70,25 @@ async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
         return None
     if version is None:
         return None  # the token is not live: the route refuses it
-    return state.gate_cache.get(cache_key(repo, revision, state.policy), version)
+    key = cache_key(repo, revision, state.policy)
+    hit = state.gate_cache.get(key, version)
+    return hit if hit is not None else await _restamped(state, key, version)
+
+
+async def _restamped(state: AppState, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
+    """The cached answer at an older version, if none of the repos it read was written since (as
+    cached_gate re-stamps it): a vet landing elsewhere does not send this commit's requests to the route."""
+    earlier = state.gate_cache.earlier(key)
+    if earlier is None or not is_older(earlier[0], version):
+        return None
+    try:
+        changed = await state.shared_written(earlier[0])  # one read for the requests asking at once
+    except Exception:  # noqa: BLE001 - any driver's error: the route decides and reports it its own way
+        return None
+    if not changed.isdisjoint(earlier[1].depends_on):
+        return None
+    state.gate_cache.put(key, version, earlier[1])
+    return earlier[1]
 
 
 async def _version(state: AppState, token_digest: str | None) -> tuple[int, int] | None:

@@ -188,14 +188,16 @@ def _still_holds(cache: GateCache, key: tuple[str, str, str], version: tuple[int
     upper bound, so a write racing this one makes the answer recomputed, never kept.
     """
     earlier = cache.earlier(key)
-    if earlier is None:
+    if earlier is None or not is_older(earlier[0], version):
         return None
-    then, result = earlier
-    if then[0] > version[0] or then[1] > version[1]:
-        return None  # ids went back (another store): nothing to compare
     with store.engine.connect() as conn:
-        changed = repos_written_since(conn, then)
-    return result if changed.isdisjoint(result.depends_on) else None
+        changed = repos_written_since(conn, earlier[0])
+    return earlier[1] if changed.isdisjoint(earlier[1].depends_on) else None
+
+
+def is_older(then: tuple[int, int], now: tuple[int, int]) -> bool:
+    """``then`` is a version this store had before ``now`` (ids only grow; otherwise: another store)."""
+    return then[0] <= now[0] and then[1] <= now[1]
 
 
 def _today() -> date:

@@ -238,6 +238,26 @@ def test_a_review_written_elsewhere_is_seen_by_the_very_next_answer(gate: Counte
     assert len(gate.route_calls) == 3  # each change was decided by the route, once
 
 
+def test_a_vet_of_another_repo_keeps_the_answer_on_the_fast_path(gate: Counted, store: Store) -> None:
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    first = gate.get(query)
+    save(store, report("nvidia/other", SHA, b"EVIL", under=DEFAULT))  # the store version moves
+    _review(store, save(store, report("canada-quant/x", SHA, under=DEFAULT)), "reject")
+    assert gate.get(query) == first
+    assert gate.route_calls == ["nvidia/model"] and gate.fast_answers == [200]  # re-stamped by the fast path
+
+
+def test_a_vet_of_the_same_repo_leaves_the_answer_to_the_route(gate: Counted, store: Store) -> None:
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    assert gate.get(query)[0] == 200
+    save(store, report("nvidia/other", SHA, under=DEFAULT))
+    save(store, report("nvidia/model", SHA, b"EVIL", under=DEFAULT))  # a re-vet that finds something
+    assert gate.get(query)[0] == 403
+    assert gate.route_calls == ["nvidia/model", "nvidia/model"] and gate.fast_answers == []
+
+
 def test_an_oversized_body_is_refused_before_the_fast_path(gate: Counted, store: Store) -> None:
     save(store, report("nvidia/model", SHA, under=DEFAULT))
     query = f"repo=nvidia/model&revision={SHA}"
