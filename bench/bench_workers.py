@@ -61,7 +61,7 @@ def cpu_seconds(pid: int) -> float:
 @contextmanager
 def fresh_database(admin_url: str) -> Iterator[str]:
     name = f"hfvet_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # survives a server restart
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.ports import SourceError
@@ -16,6 +19,8 @@ from app.sources.hub_errors import (
     HubRevisionNotFound,
     HubUnreachable,
 )
+
+log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -54,6 +59,15 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HfvetError)
     async def _hfvet(_: Request, exc: HfvetError) -> JSONResponse:
         return JSONResponse(error_body("unavailable", str(exc)), status_code=503)
+
+    @app.exception_handler(SQLAlchemyError)
+    async def _store(request: Request, exc: SQLAlchemyError) -> JSONResponse:
+        # A store that is restarting, unreachable or refusing: the request's transaction rolled back.
+        # The driver's own words may name hosts and users: logged for the operator, not sent.
+        log.warning("%s %s: the store failed: %s", request.method, request.url.path, type(exc).__name__)
+        return JSONResponse(error_body("store-unavailable", "the verdict store did not answer "
+                                       f"({type(exc).__name__}); nothing was approved by this request: try again"),
+                            status_code=503, headers={"Retry-After": "1"})
 
 
 # Hub failures as (stable code, HTTP status).
