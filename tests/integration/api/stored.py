@@ -31,3 +31,7 @@ def save(store: Store, rep: Report, requested: str | None = "main", actor: str =
     with store.session() as session:
         return save_report(session, rep, requested_revision=requested, actor=actor)
 
+
+def no_hub(repo: str, revision: str) -> str:
+    """The resolver of tests that ask only about exact commits: the hub is never needed."""
+    raise AssertionError(f"an exact commit must not touch the hub ({repo}@{revision})")

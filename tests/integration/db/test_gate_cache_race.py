@@ -15,7 +15,7 @@ from app.db.repository import save_report
 from app.db.session import Store, upgrade
 from app.db.version import VersionProbe
 from app.services.gating import GateCache, cached_gate
-from tests.integration.api.stored import policy, report, save
+from tests.integration.api.stored import no_hub, policy, report, save
 from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
 
 SHA = "a" * 40
@@ -33,10 +33,6 @@ def pg_store() -> Iterator[Store]:
         store.close()
 
 
-def _no_hub(repo: str, revision: str) -> str:
-    raise AssertionError("an exact commit must not touch the hub")
-
-
 @pytest.mark.postgres
 def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store) -> None:
     cache = GateCache()
@@ -45,7 +41,7 @@ def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_st
 
     def status() -> str:
         versions.append(probe())
-        return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=_no_hub).status
+        return cached_gate(cache, "nvidia/model", SHA, store=pg_store, policy=DEFAULT, resolve=no_hub).status
 
     save(pg_store, report("nvidia/model", SHA, under=DEFAULT))
     assert status() == "approved"

@@ -22,7 +22,7 @@ from app.db.reviews import effective_reviews
 from app.db.session import Store, upgrade
 from app.services import gating
 from app.services.gating import GateCache, cached_gate, gate_commit, outcome
-from tests.integration.api.stored import policy, report, save
+from tests.integration.api.stored import no_hub, policy, report, save
 
 DEFAULT, STRICT = policy("default"), policy("strict")
 SHAS = ("a" * 40, "b" * 40, "c" * 40)
@@ -41,10 +41,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     opened = Store(url)
     yield opened
     opened.close()
-
-
-def _no_hub(repo: str, revision: str) -> str:
-    raise AssertionError("an exact commit must not touch the hub")
 
 
 def whole_history(store: Store, repo: str, sha: str) -> Answer:
@@ -77,16 +73,16 @@ def test_the_newest_report_of_a_commit_answers_as_the_whole_history(store: Store
     repo = f"{org}/m{next(_names)}"
     replay(store, repo, history)
     for sha in SHAS:
-        fast = gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=_no_hub).answer
+        fast = gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=no_hub).answer
         assert fast == whole_history(store, repo, sha)
 
 
 def test_a_revet_that_finds_something_overturns_an_approval_of_the_same_commit(store: Store) -> None:
     repo, sha = f"nvidia/m{next(_names)}", SHAS[0]
     save(store, report(repo, sha, under=DEFAULT))
-    assert isinstance(gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=_no_hub).answer, Approved)
+    assert isinstance(gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=no_hub).answer, Approved)
     save(store, report(repo, sha, b"EVIL", under=DEFAULT))
-    denied = gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=_no_hub).answer
+    denied = gate_commit(repo, sha, store=store, policy=DEFAULT, resolve=no_hub).answer
     assert isinstance(denied, Denied) and denied.outcome.verdict == "reject"
 
 
@@ -108,7 +104,7 @@ def test_concurrent_misses_of_one_commit_compute_its_answer_once(store: Store,
     answers: list[str] = []
 
     def ask() -> None:
-        answers.append(cached_gate(cache, repo, sha, store=store, policy=DEFAULT, resolve=_no_hub).status)
+        answers.append(cached_gate(cache, repo, sha, store=store, policy=DEFAULT, resolve=no_hub).status)
 
     askers = [threading.Thread(target=ask) for _ in range(8)]
     for asker in askers:
