@@ -49,8 +49,9 @@ class ProcessVets:
             failed, result = future.result()
         except BrokenProcessPool:
             self._discard(pool)
-            raise VetProcessError(f"the process vetting {job.repo}@{job.sha} died (killed, or out of memory); "
-                                  "nothing was stored: vet it again") from None
+            # A pool whose child died fails every vet in flight in it, this one's sibling too.
+            raise VetProcessError(f"a vet process died (killed, or out of memory) while {job.repo}@{job.sha} or a "
+                                  "vet beside it ran; nothing was stored: vet it again") from None
         if failed:
             raise VetProcessError(str(result))
         return report_json.load(result, f"the report of {job.repo}@{job.sha} from its vet process")
