@@ -29,7 +29,8 @@ def worker(
 
     Start as many workers on as many machines as the hub and the database allow (docs/deploy.md).
     Jobs of a worker that dies are taken over by the others; SIGTERM finishes running vets first.
-    The periodic re-vet pass runs on HFVET_REVET_CRON (default every 15 minutes).
+    The periodic re-vet pass runs on HFVET_REVET_CRON (default every 15 minutes). The worker runs at
+    HFVET_JOB_NICE (default 10) above its start priority, so an API on the same host answers first.
     """
     import asyncio
     import logging
