@@ -38,7 +38,7 @@ COMMANDS: dict[str, CommandRef] = {
     "download": CommandRef("app.cli.download", "download_cmd", "Download an approved revision: exactly its "
                            "vetted files, each checked against the approved hashes."),
     "serve": CommandRef("app.cli.serve", "serve", "Serve the HTTP API (POST /vet, GET /gate, POST "
-                        "/webhooks/huggingface, ...) and the dashboard at /ui/,\nand run vets in this process."),
+                        "/webhooks/huggingface, ...) and the dashboard at /ui/,\nand run vets."),
     "worker": CommandRef("app.cli.worker", "worker", "Run vets queued by the API replicas (HFVET_QUEUE=procrastinate, "
                          "a PostgreSQL HFVET_DATABASE_URL)."),
     "demo": CommandRef("app.cli.demo", "demo", "Offline demo: serve the bundled example repos with the fixture "

@@ -23,7 +23,9 @@ def serve(
     ] = True,
 ) -> None:
     """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and the dashboard at /ui/,
-    and run vets: in child processes at a lower CPU priority (HFVET_JOB_ISOLATION, HFVET_JOB_NICE), or, with
+    and run vets.
+
+    Vets run in child processes at a lower CPU priority (HFVET_JOB_ISOLATION, HFVET_JOB_NICE), or, with
     HFVET_QUEUE=procrastinate, in `hfvet worker`s.
 
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
