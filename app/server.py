@@ -18,7 +18,7 @@ from app.api.ratelimit import RateLimit, buckets_from
 from app.core.jobs import VetJob
 from app.core.report import Report
 from app.db.version import VersionProbe
-from app.jobs.inprocess import InProcessQueue
+from app.jobs.inprocess import InProcessQueue, VetFn
 from app.jobs.interface import JobQueue
 from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
@@ -73,10 +73,10 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     if settings.queue == "procrastinate":  # `hfvet worker`s run the vets (docs/deploy.md)
         jobs = ProcrastinateQueue(store, (policy.name, policy.sha256))
     else:
+        run: VetFn = vet
         if settings.job_isolation == "process":
-            processes = ProcessVets(settings, processes=settings.job_workers, nice=settings.job_nice)
-        jobs = InProcessQueue(store, metrics.observed(processes or vet), (policy.name, policy.sha256),
-                              workers=settings.job_workers)
+            run = processes = ProcessVets(settings, processes=settings.job_workers, nice=settings.job_nice)
+        jobs = InProcessQueue(store, metrics.observed(run), (policy.name, policy.sha256), workers=settings.job_workers)
     return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine),
                     vet_processes=processes)
 

@@ -26,7 +26,7 @@ from app.api.routes.gate import gate_response
 from app.api.security import with_security_headers
 from app.core.gate import is_commit
 from app.db.tokens import digest
-from app.services.gating import GateResult, cache_key, is_older
+from app.services.gating import GateResult, cache_key
 
 
 class HfvetAPI(FastAPI):
@@ -78,8 +78,8 @@ async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
 async def _restamped(state: AppState, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
     """The cached answer at an older version, if none of the repos it read was written since (as
     cached_gate re-stamps it): a vet landing elsewhere does not send this commit's requests to the route."""
-    earlier = state.gate_cache.earlier(key)
-    if earlier is None or not is_older(earlier[0], version):
+    earlier = state.gate_cache.earlier(key, version)
+    if earlier is None:
         return None
     try:
         changed = await state.shared_written(earlier[0])  # one read for the requests asking at once

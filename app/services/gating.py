@@ -143,11 +143,15 @@ class GateCache:
             self._entries.move_to_end(key)
             return entry[2]
 
-    def earlier(self, key: tuple[str, str, str]) -> tuple[tuple[int, int], GateResult] | None:
-        """``key``'s answer of today at whatever version it was computed or last re-stamped."""
+    def earlier(self, key: tuple[str, str, str],
+                version: tuple[int, int]) -> tuple[tuple[int, int], GateResult] | None:
+        """``key``'s answer of today with the version it was computed or last re-stamped at, if that version
+        is not newer than ``version`` in either part (ids only grow: otherwise it is another store's)."""
         with self._lock:
             entry = self._entries.get(key)
-        return None if entry is None or entry[1] != _today() else (entry[0], entry[2])
+        if entry is None or entry[1] != _today() or not (entry[0][0] <= version[0] and entry[0][1] <= version[1]):
+            return None
+        return entry[0], entry[2]
 
     def put(self, key: tuple[str, str, str], version: tuple[int, int], result: GateResult) -> None:
         with self._lock:
@@ -172,8 +176,9 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
         hit = cache.get(key, version)  # another request computed it while this one waited
         if hit is not None:
             return hit
-        result = (_still_holds(cache, key, version, store)
-                  or gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve))
+        result = _still_holds(cache, key, version, store)
+        if result is None:
+            result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
         if not result.asked_hub:
             cache.put(key, version, result)
     return result
@@ -187,17 +192,12 @@ def _still_holds(cache: GateCache, key: tuple[str, str, str], version: tuple[int
     each cached commit's next request down the full path. The repos written since are asked with no
     upper bound, so a write racing this one makes the answer recomputed, never kept.
     """
-    earlier = cache.earlier(key)
-    if earlier is None or not is_older(earlier[0], version):
+    earlier = cache.earlier(key, version)
+    if earlier is None:
         return None
     with store.engine.connect() as conn:
         changed = repos_written_since(conn, earlier[0])
     return earlier[1] if changed.isdisjoint(earlier[1].depends_on) else None
-
-
-def is_older(then: tuple[int, int], now: tuple[int, int]) -> bool:
-    """``then`` is a version this store had before ``now`` (ids only grow; otherwise: another store)."""
-    return then[0] <= now[0] and then[1] <= now[1]
 
 
 def _today() -> date:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from app.db.session import Store, upgrade
+
 PG_URL = os.environ.get("HFVET_TEST_DATABASE_URL")
 
 
@@ -21,6 +23,15 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if not PG_URL:
         pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
     yield from _fresh_postgres_database(PG_URL)
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """A migrated store at ``store_url``, opened for the test and closed after it."""
+    upgrade(store_url)
+    opened = Store(store_url)
+    yield opened
+    opened.close()
 
 
 def _fresh_postgres_database(admin_url: str) -> Iterator[str]:

@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,6 @@ from tests.integration.vetted import REVIEW_REPO, Vetted, policy, vet_examples
 SHA, OTHER_SHA = "1" * 40, "2" * 40
 POLICY = ("default", "0" * 64)
 
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    upgrade(store_url)
-    opened = Store(store_url)
-    yield opened
-    opened.close()
 
 
 def rows(store: Store) -> dict[str, int]:

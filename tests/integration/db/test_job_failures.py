@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,19 +9,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 
 from app.db.models import AuditRow, VetRow
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.jobs import inprocess
 from app.jobs.inprocess import InProcessQueue
 
 SHA = "a" * 40
 
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    upgrade(store_url)
-    opened = Store(store_url)
-    yield opened
-    opened.close()
 
 
 def test_a_job_whose_report_cannot_be_stored_is_failed_not_left_running(

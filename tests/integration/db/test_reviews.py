@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import func, select
@@ -18,7 +17,7 @@ from app.core.review import Review
 from app.db import reviews as reviews_db
 from app.db.models import AuditRow, ReviewRow
 from app.db.repository import save_report
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.services.gating import gate
 from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
 from tests.integration.vetted import APPROVE_REPO, REJECT_REPO, REVIEW_REPO, Vetted, policy, vet_examples
@@ -30,13 +29,6 @@ DEFAULT = policy("default")
 def vetted(tmp_path_factory: pytest.TempPathFactory) -> Vetted:
     return vet_examples(tmp_path_factory.mktemp("hub"))
 
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    upgrade(store_url)
-    opened = Store(store_url)
-    yield opened
-    opened.close()
 
 
 def record(store: Store, report: Report) -> str:

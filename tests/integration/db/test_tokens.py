@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,15 +9,7 @@ from sqlalchemy import select
 
 from app.db import tokens
 from app.db.models import AuditRow
-from app.db.session import Store, upgrade
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    upgrade(store_url)
-    store = Store(store_url)
-    yield store
-    store.close()
+from app.db.session import Store
 
 
 def make(store: Store, name: str, expires_at: datetime | None) -> str:

@@ -6,7 +6,6 @@ open pins an old snapshot), agree with store_version(), and come back after its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,19 +14,12 @@ from sqlalchemy import text
 from app.db import tokens
 from app.db.models import ReviewRow
 from app.db.repository import store_version
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.db.version import VersionProbe
 from tests.integration.api.stored import policy, report, save
 
 SHA = "a" * 40
 
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    upgrade(store_url)
-    store = Store(store_url)
-    yield store
-    store.close()
 
 
 def _store_version(store: Store) -> tuple[int, int]:
