@@ -7,6 +7,16 @@ identity facts), plus every other short string value and the strings of short st
 length is checked against the bytes left in the file, so a hostile header fails with
 ``MalformedGGUF`` instead of exhausting memory.
 Type ids and quant block sizes come from the ``gguf`` package.
+
+Where the data section starts is read as each loader reads it (``_data_offset``): llama.cpp
+(``ggml/src/gguf.cpp``, ``gguf_init_from_file_impl``) and the ``gguf`` package (``GGUFReader``,
+which transformers uses) take ``general.alignment`` only as one UINT32 power of two and refuse the
+file otherwise; candle (``candle-core/src/quantized/gguf_file.rs``, ``Content::read``) takes the
+last such key of any integer type up to 32 bits, checks no power of two, and falls back to 32 for
+other types. A key that makes them disagree where a file with tensors keeps its tensor data is a
+``parser-differential`` (``GGUFHeader.differentials``). A file without tensors maps no data: llama.cpp
+does not even pad to the alignment then, so a vocab-only file that ends right after its metadata is
+well formed.
 """
 
 from __future__ import annotations
@@ -29,7 +39,11 @@ MAX_METADATA_STRING = 64 * 1024  # longer metadata strings are skipped, not kept
 MAX_KEPT_ARRAY = 64  # string arrays up to this long are kept (tags, base models); token lists are not
 MAX_KEPT_STRINGS = 1024
 TEMPLATE_KEY = "tokenizer.chat_template"
-_KEPT_FACTS = {"general.architecture", "general.name", "general.alignment", "general.file_type"}
+ALIGNMENT_KEY = "general.alignment"
+_KEPT_FACTS = {"general.architecture", "general.name", ALIGNMENT_KEY, "general.file_type"}
+# candle honours an alignment of these value types (negative ones fall back to the default).
+_CANDLE_ALIGNMENT_TYPES = frozenset({GGUFValueType.UINT8, GGUFValueType.UINT16, GGUFValueType.UINT32,
+                                     GGUFValueType.INT8, GGUFValueType.INT16, GGUFValueType.INT32})
 _SCALARS: dict[int, str] = {
     GGUFValueType.UINT8: "B", GGUFValueType.INT8: "b", GGUFValueType.UINT16: "H", GGUFValueType.INT16: "h",
     GGUFValueType.UINT32: "I", GGUFValueType.INT32: "i", GGUFValueType.FLOAT32: "f", GGUFValueType.BOOL: "?",
@@ -55,6 +69,8 @@ class GGUFHeader:
     facts: dict[str, int | float | bool | str] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)  # other string metadata: key or key[i] -> value
     unknown_tensor_types: set[int] = field(default_factory=set)
+    alignments: list[tuple[int, int | float | bool | None]] = field(default_factory=list)  # (type, value) per key
+    differentials: list[str] = field(default_factory=list)  # where loaders read the file differently
 
 
 class _Reader:
@@ -128,11 +144,13 @@ def _read_metadata(reader: _Reader, header: GGUFHeader, max_string: int) -> None
     seen: set[str] = set()
     for _ in range(header.kv_count):
         key = reader.string(MAX_KEY_BYTES, "metadata key")
-        if key in seen:
+        if key in seen and key != ALIGNMENT_KEY:  # a repeated alignment: judged with the tensor layout
             raise MalformedGGUF(f"duplicate metadata key {key!r}")
         seen.add(key)
         vtype = int(reader.scalar("I", f"type of {key!r}"))
-        if key == TEMPLATE_KEY or key.startswith(TEMPLATE_KEY + "."):
+        if key == ALIGNMENT_KEY:
+            _read_alignment(reader, header, vtype)
+        elif key == TEMPLATE_KEY or key.startswith(TEMPLATE_KEY + "."):
             if vtype != GGUFValueType.STRING:
                 raise MalformedGGUF(f"{key!r} has value type {vtype}, not string")
             header.templates[key] = reader.string(max_string, key, too_long=TooLong)
@@ -148,6 +166,16 @@ def _read_metadata(reader: _Reader, header: GGUFHeader, max_string: int) -> None
             _read_array(reader, header, key)
         else:
             _skip_value(reader, vtype, key, depth=0)
+
+
+def _read_alignment(reader: _Reader, header: GGUFHeader, vtype: int) -> None:
+    if vtype in _SCALARS:
+        value = reader.scalar(_SCALARS[vtype], ALIGNMENT_KEY)
+        header.facts[ALIGNMENT_KEY] = value
+        header.alignments.append((vtype, value))
+    else:
+        _skip_value(reader, vtype, ALIGNMENT_KEY, depth=0)
+        header.alignments.append((vtype, None))
 
 
 def _keep(header: GGUFHeader, key: str, value: str | None) -> None:
@@ -197,9 +225,7 @@ def _skip_elements(reader: _Reader, key: str, depth: int, etype: int, count: int
 
 
 def _read_tensor_infos(reader: _Reader, header: GGUFHeader) -> None:
-    alignment = header.facts.get("general.alignment", GGUF_DEFAULT_ALIGNMENT)
-    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise MalformedGGUF(f"general.alignment {alignment} is not a power of two")
+    alignment = _alignment(reader, header)
     names: set[str] = set()
     expected: int | None = 0  # loaders require tensors packed in order, each padded to the alignment
     needed = 0  # bytes of tensor data the loader will map
@@ -221,10 +247,53 @@ def _read_tensor_infos(reader: _Reader, header: GGUFHeader) -> None:
             continue
         needed = max(needed, offset + size)
         expected += -(-size // alignment) * alignment
-    data_start = -(-reader.pos // alignment) * alignment
+    # gguf.cpp pads to the data section only when there are tensors: a vocab-only file may end here.
+    data_start = _pad(reader.pos, alignment) if header.tensor_count else reader.pos
     header.facts["data_offset"] = data_start
-    if data_start + needed > reader.pos + reader.left:
+    if needed and data_start + needed > reader.pos + reader.left:
         raise MalformedGGUF(f"tensor data ends at {data_start + needed}, past the end of the file")
+    if header.differentials:
+        header.differentials[-1] += f" from offset {data_start}"
+
+
+def _alignment(reader: _Reader, header: GGUFHeader) -> int:
+    """The alignment to lay tensors out with; a key the loaders read differently is recorded."""
+    refusal = _reference_refusal(header.alignments)
+    if refusal is None:
+        value = header.alignments[0][1] if header.alignments else GGUF_DEFAULT_ALIGNMENT
+        return int(value or GGUF_DEFAULT_ALIGNMENT)
+    candle = _candle_alignment(header.alignments)
+    if header.tensor_count == 0 or candle is None:
+        raise MalformedGGUF(refusal)  # every loader refuses it (or nothing is mapped): a loader chokes
+    header.differentials.append(
+        f"{refusal}: llama.cpp and the gguf package refuse the file, candle reads its tensor data aligned to {candle}")
+    return candle
+
+
+def _reference_refusal(alignments: list[tuple[int, int | float | bool | None]]) -> str | None:
+    """Why llama.cpp's gguf.cpp and gguf's GGUFReader refuse these alignment keys, or None."""
+    if not alignments:
+        return None
+    if len(alignments) > 1:
+        return f"{ALIGNMENT_KEY} appears {len(alignments)} times"
+    vtype, value = alignments[0]
+    if vtype != GGUFValueType.UINT32:
+        return f"{ALIGNMENT_KEY} has value type {vtype}, not uint32"
+    if not isinstance(value, int) or value <= 0 or value & (value - 1):
+        return f"{ALIGNMENT_KEY} {value} is not a power of two"
+    return None
+
+
+def _candle_alignment(alignments: list[tuple[int, int | float | bool | None]]) -> int | None:
+    """candle's alignment: the last key's value when an integer type it knows, else 32; None if 0 (it fails)."""
+    vtype, value = alignments[-1]
+    if vtype not in _CANDLE_ALIGNMENT_TYPES or not isinstance(value, int) or value < 0:
+        return GGUF_DEFAULT_ALIGNMENT
+    return value or None
+
+
+def _pad(offset: int, alignment: int) -> int:
+    return -(-offset // alignment) * alignment
 
 
 def _tensor_bytes(name: str, dims: list[int], ggml_type: int, header: GGUFHeader) -> int | None:

@@ -54,6 +54,9 @@ class TemplateScanner:
         RuleInfo("gguf-header", Severity.INFO, "GGUF version, counts and architecture of a checked header"),
         RuleInfo("malformed-gguf", Severity.HIGH,
                  "GGUF header a loader would choke on: counts, lengths, types, offsets"),
+        RuleInfo("parser-differential", Severity.CRITICAL,
+                 "GGUF whose general.alignment makes loaders (llama.cpp, gguf, candle) read tensor data from "
+                 "different offsets"),
         RuleInfo("limit-exceeded", Severity.HIGH, "template or config larger than the configured limits"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
     )
@@ -171,6 +174,8 @@ def _gguf_templates(blob: Blob, max_string: int, sink: FindingSink) -> dict[str,
         raise LimitExceeded(str(exc)) from exc
     facts = json.dumps(_facts(header), sort_keys=True)
     sink.add("gguf-header", Severity.INFO, _describe(header), evidence=facts)
+    for differential in header.differentials:
+        sink.add("parser-differential", Severity.CRITICAL, f"GGUF loaders disagree: {differential}")
     embedded_text.check_strings(((f"GGUF metadata {key}", text) for key, text in header.strings.items()), sink)
     return header.templates
 
