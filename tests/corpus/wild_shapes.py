@@ -76,3 +76,26 @@ register_all([
          why="llama.cpp's vocab-only GGUFs (0 tensors, no padding): llama.cpp loads them with vocab_only",
          vendor="approve"),
 ])
+
+
+# -- numpy .npy written by Python 2 (numpy/lib/format.py, write_array_header_1_0 under Python 2) -------
+
+
+def npy_bytes(header: str, *, version: tuple[int, int] = (1, 0), body: bytes = b"", align: int = 64) -> bytes:
+    """A .npy file with this header text, padded with spaces and a newline as numpy pads (to 16 before 1.14)."""
+    size = 2 if version[0] == 1 else 4
+    text = header.encode("latin-1")
+    text += b" " * (-(6 + 2 + size + len(text) + 1) % align) + b"\n"
+    return b"\x93NUMPY" + bytes(version) + len(text).to_bytes(size, "little") + text + body
+
+
+def win64python2_npy() -> bytes:
+    """numpy/lib/tests/data/win64python2.npy: two float64 ones under a `(2L,)` shape."""
+    return npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2L,), }",
+                     body=struct.pack("<2d", 1.0, 1.0), align=16)
+
+
+register_all([
+    Case(FAMILY, "npy-python2-long-shape", "benign", lambda: {"embeddings.npy": win64python2_npy()},
+         why="a .npy header written by Python 2 (`(2L,)`): numpy reads it after dropping the L", vendor="approve"),
+])

@@ -2,12 +2,19 @@
 
 numpy.load unpickles the array body when the dtype holds Python objects (``'O'`` anywhere,
 including inside structured dtypes). Any other array is raw bytes and is never read.
+
+The header is read as numpy's ``format._read_array_header`` reads it: ``ast.literal_eval`` first;
+for format versions 1.0 and 2.0 only, a header that does not parse is read again without the
+Python 2 long suffix (``(2L,)``): numpy's ``_filter_header`` drops a name token ``L`` that directly
+follows a number token, and nothing else.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import struct
+import tokenize
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -38,16 +45,43 @@ def read_header(stream: BinaryIO) -> NpyHeader:
     if length > MAX_HEADER:
         raise LimitExceeded(f".npy header of {length} bytes")
     raw = _exact(stream, length)
-    header = _literal(raw.decode("utf-8" if version[0] == 3 else "latin-1", "replace"))
+    header = _header_dict(raw.decode("utf-8" if version[0] == 3 else "latin-1", "replace"), version)
     if not isinstance(header, dict) or "descr" not in header:
         raise CorruptStream(".npy header is not a dict with 'descr'")
     return NpyHeader(version, header["descr"], _has_object(header["descr"]))
 
 
+def _header_dict(text: str, version: tuple[int, int]) -> object:
+    try:
+        return _literal(text)
+    except SyntaxError:
+        if version > (2, 0):  # numpy retries only headers a Python 2 numpy could have written
+            raise CorruptStream("unparseable .npy header: SyntaxError") from None
+    try:
+        return _literal(_without_long_suffix(text))
+    except SyntaxError:
+        raise CorruptStream("unparseable .npy header: SyntaxError (also without Python 2 'L' suffixes)") from None
+
+
 def _literal(text: str) -> object:
+    """The header's literal; SyntaxError passes through (numpy retries on it), other errors are corrupt."""
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+    except (ValueError, TypeError, MemoryError, RecursionError) as exc:
+        raise CorruptStream(f"unparseable .npy header: {type(exc).__name__}") from None
+
+
+def _without_long_suffix(text: str) -> str:
+    """The header with every name token ``L`` right after a number token removed (``2L`` -> ``2``)."""
+    kept: list[tokenize.TokenInfo] = []
+    after_number = False
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if not (after_number and token.type == tokenize.NAME and token.string == "L"):
+                kept.append(token)
+            after_number = token.type == tokenize.NUMBER
+        return tokenize.untokenize(kept)
+    except (tokenize.TokenError, SyntaxError, ValueError) as exc:  # numpy fails to load such a header too
         raise CorruptStream(f"unparseable .npy header: {type(exc).__name__}") from None
 
 
