@@ -8,11 +8,13 @@ files, joblib < 0.10 pickles with their side files. Nothing here is ever loaded.
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Sequence
 
 from gguf import GGUFValueType
 
 from tests.corpus.registry import Case, register_all
+from tests.samples import opcodes as op
 
 FAMILY = "wild-shapes"
 _SCALAR_CODES = {GGUFValueType.UINT8: "B", GGUFValueType.INT8: "b", GGUFValueType.UINT16: "H",
@@ -98,4 +100,67 @@ def win64python2_npy() -> bytes:
 register_all([
     Case(FAMILY, "npy-python2-long-shape", "benign", lambda: {"embeddings.npy": win64python2_npy()},
          why="a .npy header written by Python 2 (`(2L,)`): numpy reads it after dropping the L", vendor="approve"),
+])
+
+
+# -- joblib < 0.10 (joblib/numpy_pickle_compat.py): wrappers naming side files ---------------------------
+
+
+def _sbs(text: str) -> bytes:  # SHORT_BINSTRING, as Python 2 pickled str keys
+    return b"U" + bytes([len(text)]) + text.encode()
+
+
+def nd_array_wrapper(filename: str, subclass: tuple[str, str] = ("numpy", "ndarray"), memo: bool = False) -> bytes:
+    """NDArrayWrapper as joblib 0.9.2 pickled it under Python 2: NEWOBJ, then BUILD of its __dict__."""
+    cls = op.binget(1) if memo else op.glob("joblib.numpy_pickle", "NDArrayWrapper") + op.binput(1)
+    state = (op.EMPTY_DICT + op.MARK + _sbs("allow_mmap") + op.NEWTRUE + _sbs("subclass") + op.glob(*subclass)
+             + _sbs("filename") + _sbs(filename) + op.SETITEMS)
+    return cls + op.EMPTY_TUPLE + op.NEWOBJ + state + op.BUILD
+
+
+def joblib_092_pickle(name: str, count: int = 3, subclass: tuple[str, str] = ("numpy", "ndarray")) -> bytes:
+    """joblib.dump([a1, a2, a3], name) with joblib 0.9.2: a list of wrappers naming name_01.npy..."""
+    wrappers = b"".join(nd_array_wrapper(f"{name}_{i + 1:02d}.npy", subclass, memo=i > 0) for i in range(count))
+    return op.proto(2) + op.EMPTY_LIST + op.MARK + wrappers + op.APPENDS + op.STOP
+
+
+def znd_array_wrapper(filename: str, subtype: tuple[str, str] = ("numpy", "ndarray"), shape: int = 5) -> bytes:
+    """ZNDArrayWrapper as joblib 0.9.4 pickled it: its __dict__ holds ndarray's reduce arguments
+    (init_args for _reconstruct, state for __setstate__ without the data) and the zfile's name."""
+    dtype = (op.call(op.glob("numpy", "dtype"), op.short_uni("i8"), op.binint1(0), op.binint1(1))
+             + op.MARK + op.binint1(3) + op.short_uni("<") + op.NONE * 3 + op.binint(-1) + op.binint(-1)
+             + op.binint1(0) + op.TUPLE + op.BUILD)
+    state = op.MARK + op.binint1(1) + op.binint1(shape) + op.TUPLE1 + dtype + op.NEWFALSE + op.TUPLE
+    init_args = op.glob(*subtype) + op.binint1(0) + op.TUPLE1 + op.short_binbytes(b"b") + op.TUPLE3
+    items = (op.short_uni("state") + state + op.short_uni("init_args") + init_args
+             + op.short_uni("filename") + op.short_uni(filename))
+    return (op.glob("joblib.numpy_pickle", "ZNDArrayWrapper") + op.EMPTY_TUPLE + op.NEWOBJ
+            + op.EMPTY_DICT + op.MARK + items + op.SETITEMS + op.BUILD)
+
+
+def zfile(body: bytes) -> bytes:
+    """numpy_pickle_compat.write_zfile: b"ZF", the length in hex padded to 19 characters, zlib data."""
+    return b"ZF" + hex(len(body)).encode().ljust(19) + zlib.compress(body, 1)
+
+
+def joblib_094_compressed(name: str, subtype: tuple[str, str] = ("numpy", "ndarray")) -> dict[str, bytes]:
+    """joblib.dump([a], name, compress=True) with joblib 0.9.4: a zfile pickle and one .npy.z side file of raw
+    int64 bytes (what ndarray.__setstate__ gets)."""
+    main = op.proto(3) + op.EMPTY_LIST + op.MARK + znd_array_wrapper(f"{name}_01.npy.z", subtype) + op.APPENDS + op.STOP
+    return {name: zfile(main), f"{name}_01.npy.z": zfile(struct.pack("<5q", 0, 1, 2, 3, 4))}
+
+
+def legacy_joblib_repo() -> dict[str, bytes]:
+    plain = "model_0.9.2.pkl"
+    files = {plain: joblib_092_pickle(plain)}
+    for i in range(3):
+        files[f"{plain}_{i + 1:02d}.npy"] = npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
+                                                      body=struct.pack("<2d", 1.0, 2.0))
+    return {**files, **joblib_094_compressed("model_0.9.4.pkl.gz")}
+
+
+register_all([
+    Case(FAMILY, "joblib-legacy-side-files", "benign", legacy_joblib_repo,
+         why="joblib < 0.10 dumps: NDArrayWrapper with .npy side files, ZNDArrayWrapper with a .npy.z zfile",
+         vendor="review", reason="other-finding"),
 ])

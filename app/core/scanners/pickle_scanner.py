@@ -52,14 +52,18 @@ class PickleScanner:
                  "joblib.load would read array data hfvet cannot size from the dtype state; that reading "
                  "stops there (the plain pickle.load reading goes on)"),
         RuleInfo(joblib_reading.RULE_JOBLIB_SIDE_FILE, Severity.HIGH,
-                 "an old joblib wrapper makes joblib.load open a side file with numpy, pickles allowed (high "
-                 "when its name leaves the folder or is computed, else medium)"),
+                 "an old joblib wrapper makes joblib.load open a side file: NDArrayWrapper with numpy, pickles "
+                 "allowed (medium), ZNDArrayWrapper as raw bytes (low); high when its name leaves the folder or "
+                 "is computed"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
         RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,
                  "pickle imports a global that is not on the allowlist of ordinary checkpoint globals"),
         RuleInfo(ops.RULE_TEXT, Severity.LOW,
                  "text that starts like pickle opcodes breaks before any call (text, not broken weights)"),
+        RuleInfo(ops.RULE_BROKEN_INERT, Severity.LOW,
+                 "pickle stream that breaks before any import, call or BUILD: a loader fails there having run "
+                 "nothing (raw bytes, a truncated header); a break after code ran is pickle-broken-stream"),
         RuleInfo(ops.RULE_TRAILING, Severity.LOW, "non-pickle data follows the pickle stream (never unpickled)"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
     )

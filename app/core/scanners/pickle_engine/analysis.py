@@ -38,6 +38,7 @@ RULE_OBJECT_MUTATION = calls.RULE_OBJECT_MUTATION
 RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
+RULE_BROKEN_INERT = "pickle-broken-inert"  # broke before any import or call: nothing ran
 
 _CALL_OPS = frozenset({"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"})
 _SNIFF = 256
@@ -123,6 +124,7 @@ class _Analyzer(JoblibReading):
         self._trial: FindingSink | None = None  # lenient findings, held back until settled
         self._trial_counts = False  # the lenient part showed an import or a limit: keep its findings
         self._trial_acted = False  # ... and a call or a dangerous or computed import: kept even if it breaks
+        self.ran_code = False  # an import, call or BUILD a loader would have executed, so far
         self._loader_named = loader_named
         self._joblib = joblib  # joblib.load could open this stream: fork its reading at the first wrapper
         self.compat = False  # joblib's pre-0.10 unpickler: side files only
@@ -167,7 +169,7 @@ class _Analyzer(JoblibReading):
                 if not self._trial_acted:
                     self._trial = None
                 return
-            if self._text_lookalike(exc):
+            if self._text_lookalike(exc) or self._broken_before_running(exc):
                 return
             self._add(RULE_BROKEN, Severity.HIGH,
                       f"broken pickle stream ({exc}): a loader fails here, after running everything "
@@ -191,6 +193,17 @@ class _Analyzer(JoblibReading):
             self._add(RULE_TEXT, Severity.LOW,
                       f"text that starts like pickle opcodes breaks ({exc}) before any call: a loader "
                       "fails there having run nothing", str(exc))
+        return True
+
+    def _broken_before_running(self, exc: Exception) -> bool:
+        """The first pickle broke before any import, call or BUILD: a loader fails there having run
+        nothing (raw array bytes, a truncated header). Noted low; a later pickle's break stays high,
+        as loaders differ on whether they read past the first one."""
+        if not isinstance(exc, BrokenStream) or self.ran_code or self.result.pickles:
+            return False
+        self._add(RULE_BROKEN_INERT, Severity.LOW,
+                  f"broken pickle stream ({exc}) before any import or call: a loader fails there having run "
+                  "nothing", str(exc))
         return True
 
     def _begin_trial(self) -> None:
@@ -308,6 +321,7 @@ class _Analyzer(JoblibReading):
 
     # -- Events: called by the machine
     def on_global(self, ref: GlobalRef, op: Op) -> None:
+        self.ran_code = True  # find_class imports the module
         dotted = ref.dotted
         if self._trial is not None and _IMPORTABLE.fullmatch(dotted):
             self._trial_counts = True
@@ -327,6 +341,7 @@ class _Analyzer(JoblibReading):
                       f"unknown import {dotted}: not a global ordinary checkpoints use", dotted)
 
     def on_unresolved(self, detail: str, op: Op) -> None:
+        self.ran_code = True
         if self._trial is not None:
             self._trial_counts = True
             # An extension code resolves through copyreg's registry, empty unless the loading
@@ -338,6 +353,7 @@ class _Analyzer(JoblibReading):
                   f"import whose name is computed at load time ({detail}) at offset {op.pos}", detail)
 
     def on_call(self, func: Value, args: Value, op: Op) -> None:
+        self.ran_code = True
         if isinstance(func, GlobalRef) and calls.quiet_call(func, args):
             return  # judge_call finds nothing here: every tensor rebuild of a state dict
         known = isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE
@@ -346,9 +362,11 @@ class _Analyzer(JoblibReading):
         self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
 
     def on_build(self, target: Value, state: Value, op: Op) -> None:
+        self.ran_code = True
         self._report(calls.judge_build(target, state, f"BUILD at offset {op.pos}"))
 
     def on_mutation(self, target: Value, values: Value, op: Op) -> None:
+        self.ran_code = True
         self._report(calls.judge_mutation(target, values, f"{op.name} at offset {op.pos}"))
 
     def _report(self, found: list[calls.CallFinding]) -> None:

@@ -75,6 +75,12 @@ SAFE_GLOBALS: frozenset[str] = frozenset(
         "numpy._core.multiarray.scalar", "numpy.core.numeric._frombuffer",
         "numpy._core.numeric._frombuffer",
         "joblib.numpy_pickle.NumpyArrayWrapper",
+        # joblib < 0.10 side-file wrappers (numpy_pickle_compat): __init__ only stores attributes; what
+        # joblib's load_build then does with them is judged by joblib_reading (side file, subclass as state).
+        "joblib.numpy_pickle.NDArrayWrapper", "joblib.numpy_pickle_compat.NDArrayWrapper",
+        "joblib.numpy_pickle.ZNDArrayWrapper", "joblib.numpy_pickle_compat.ZNDArrayWrapper",
+        # numpy < 1.0's name of _reconstruct, still importable: ndarray.__new__(subtype, shape, dtype).
+        "numpy.core._internal._reconstruct",
         *(f"torch.{n}" for n in _TORCH_DTYPES + _TORCH_ENUMS),
         *(f"numpy.{n}" for n in _NUMPY_SCALARS),
     ]
@@ -108,6 +114,7 @@ ARGUMENT_CALLERS: dict[str, tuple[int, ...]] = {
     # __array_finalize__ (numpy/_core/src/multiarray: array_new / PyArray_NewFromDescr).
     "numpy.core.multiarray._reconstruct": (0,),
     "numpy._core.multiarray._reconstruct": (0,),
+    "numpy.core._internal._reconstruct": (0,),
     # Not allowlisted, but call-forwarding: calling the result calls the wrapped callable.
     "functools.partial": (0,),
     "functools.partialmethod": (0,),

@@ -34,11 +34,14 @@ from app.core.scanners.pickle_engine.values import (
 )
 
 WRAPPER = "joblib.numpy_pickle.NumpyArrayWrapper"
-# joblib < 0.10 wrappers: the array lives in a side file that np.load opens with allow_pickle=True.
+# joblib < 0.10 wrappers: the array lives in a side file (np.load with allow_pickle=True, or read_zfile).
 SIDE_FILE_WRAPPERS = frozenset({
     "joblib.numpy_pickle.NDArrayWrapper", "joblib.numpy_pickle_compat.NDArrayWrapper",
     "joblib.numpy_pickle.ZNDArrayWrapper", "joblib.numpy_pickle_compat.ZNDArrayWrapper",
 })
+# ZNDArrayWrapper.read: read_zfile of the side file, raw bytes handed to ndarray.__setstate__.
+RAW_SIDE_FILE_WRAPPERS = frozenset({"joblib.numpy_pickle.ZNDArrayWrapper",
+                                    "joblib.numpy_pickle_compat.ZNDArrayWrapper"})
 _WRAPPERS = SIDE_FILE_WRAPPERS | {WRAPPER}
 # copyreg's helpers that only call cls.__new__: the instance gets no __init__ attributes.
 _COPYREG_NEW = frozenset({"copyreg._reconstructor", "copyreg.__newobj__", "copyreg.__newobj_ex__"})

@@ -62,6 +62,7 @@ class JoblibReading:
     _trial: FindingSink | None
     _trial_counts: bool
     _trial_acted: bool
+    ran_code: bool
 
     def new_reading(self) -> JoblibReading:
         raise NotImplementedError
@@ -91,7 +92,7 @@ class JoblibReading:
             return
         if cls in pickle_joblib.SIDE_FILE_WRAPPERS:
             if self._fork is None:  # the joblib reading's finding: once, from whichever runs it
-                self._side_file(built, op)
+                self._side_file(built, op, raw=cls in pickle_joblib.RAW_SIDE_FILE_WRAPPERS)
         elif self.compat:
             return  # ZipNumpyUnpickler.load_build only knows NDArrayWrapper
         elif self._joblib_rules:
@@ -156,7 +157,11 @@ class JoblibReading:
             raise ReadingStops
         return reader.read_exact(left, "FRAME")
 
-    def _side_file(self, built: Call, op: Op) -> None:
+    def _side_file(self, built: Call, op: Op, raw: bool) -> None:
+        """numpy_pickle_compat: NDArrayWrapper.read np.loads the side file with allow_pickle=True (an
+        object array in it is unpickled: hfvet vets that file on its own); ZNDArrayWrapper.read takes
+        it through read_zfile as raw array bytes for ndarray.__setstate__, never unpickled. Either
+        way a name leaving the folder reads a file the repo does not hold."""
         try:
             attrs = pickle_joblib.init_attributes(built)
             pickle_joblib.apply_state(attrs, built.state if built.state is not None else OPAQUE)
@@ -164,9 +169,13 @@ class JoblibReading:
             attrs = {}  # the file name is unknown: judged as a name that may lead anywhere
         name, escapes = pickle_joblib.side_file(attrs)
         where = "a file outside the checkpoint's folder" if escapes else "a file beside it, which hfvet vets on its own"
-        self._add(RULE_JOBLIB_SIDE_FILE, Severity.HIGH if escapes else Severity.MEDIUM,
-                  f"joblib.load opens the side file {name!r} (BUILD at offset {op.pos}) with np.load("
-                  f"allow_pickle=True): {where}", f"{JOBLIB_READING}: {name!r}", tagged=True)
+        if raw:
+            how, severity = "as raw zlib-compressed array bytes (read_zfile), never unpickled", Severity.LOW
+        else:
+            how, severity = "with np.load(allow_pickle=True)", Severity.MEDIUM
+        self._add(RULE_JOBLIB_SIDE_FILE, Severity.HIGH if escapes else severity,
+                  f"joblib.load opens the side file {name!r} (BUILD at offset {op.pos}) {how}: {where}",
+                  f"{JOBLIB_READING}: {name!r}", tagged=True)
 
     def _nested_pickle(self, reader: OpReader) -> None:
         # read_array: an object array is a whole pickle read by a plain Unpickler on the same
@@ -207,6 +216,7 @@ class Fork:
         twin = plain.new_reading()
         twin._reading, plain._reading = JOBLIB_READING, PLAIN_READING
         twin._joblib_rules = True
+        twin.ran_code = plain.ran_code  # both readings ran the same opcodes up to the fork
         twin._frame_end = plain._frame_end
         twin._seen, twin._imported = set(plain._seen), set(plain._imported)
         twin.result = copy.deepcopy(plain.result)

@@ -79,7 +79,11 @@ def test_allowlist_exceptions_inside_denied_modules_are_deliberate() -> None:
     types = ("set", "frozenset", "slice", "bytearray", "bytes", "complex", "int", "float", "str", "list",
              "dict", "tuple", "bool", "range", "object")
     assert inside == {f"builtins.{t}" for t in types} | {
-        "joblib.numpy_pickle.NumpyArrayWrapper", "torch.serialization._get_layout"}
+        "joblib.numpy_pickle.NumpyArrayWrapper", "torch.serialization._get_layout",
+        # joblib < 0.10 side-file wrappers and numpy < 1.0's _reconstruct (issue 22, wild corpus)
+        "joblib.numpy_pickle.NDArrayWrapper", "joblib.numpy_pickle_compat.NDArrayWrapper",
+        "joblib.numpy_pickle.ZNDArrayWrapper", "joblib.numpy_pickle_compat.ZNDArrayWrapper",
+        "numpy.core._internal._reconstruct"}
 
 
 def test_a_pickled_numpy_matrix_is_an_ordinary_array() -> None:
