@@ -39,6 +39,11 @@ RULE_TRAILING = "pickle-trailing-data"
 RULE_LIMIT = "limit-exceeded"
 RULE_TEXT = "pickle-text-lookalike"
 RULE_BROKEN_INERT = "pickle-broken-inert"  # broke before any import or call: nothing ran
+# Breaks every unpickler meets at the same byte: no such opcode, no more bytes, a protocol none
+# reads. A break hfvet's model of the stack or of an argument's text could be wrong about (stack
+# underflow, memo, a protocol-0 number) stays high: a loader that reads on would run what follows.
+_CERTAIN_BREAKS = ("invalid opcode byte", "stream ends before STOP", "empty pickle stream", "truncated ",
+                   "unsupported pickle protocol")
 
 _CALL_OPS = frozenset({"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"})
 _SNIFF = 256
@@ -196,10 +201,12 @@ class _Analyzer(JoblibReading):
         return True
 
     def _broken_before_running(self, exc: Exception) -> bool:
-        """The first pickle broke before any import, call or BUILD: a loader fails there having run
-        nothing (raw array bytes, a truncated header). Noted low; a later pickle's break stays high,
-        as loaders differ on whether they read past the first one."""
+        """The first pickle broke, where every unpickler breaks, before any import, call or BUILD: a
+        loader fails there having run nothing (raw array bytes, a truncated header). Noted low; a
+        later pickle's break stays high, as loaders differ on whether they read past the first one."""
         if not isinstance(exc, BrokenStream) or self.ran_code or self.result.pickles:
+            return False
+        if not str(exc).startswith(_CERTAIN_BREAKS):
             return False
         self._add(RULE_BROKEN_INERT, Severity.LOW,
                   f"broken pickle stream ({exc}) before any import or call: a loader fails there having run "

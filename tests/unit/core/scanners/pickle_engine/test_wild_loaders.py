@@ -145,6 +145,15 @@ def test_a_break_after_an_import_is_still_high() -> None:
     assert ("pickle-broken-stream", "high") in pairs(findings(data))
 
 
+@pytest.mark.parametrize("data", [
+    b"\x80\x02S'abc\n" + op.system_call() + op.STOP,  # a protocol-0 string hfvet may read otherwise than CPython
+    b"\x80\x02t" + op.system_call() + op.STOP,  # a stack hfvet may model otherwise
+], ids=["argument-text", "stack-model"])
+def test_a_break_only_hfvet_might_see_stays_high(data: bytes) -> None:
+    # If hfvet's reading were wrong there, a loader would read on into the payload: not inert.
+    assert ("pickle-broken-stream", "high") in pairs(findings(data))
+
+
 def test_a_break_in_a_later_stacked_pickle_stays_high() -> None:
     # Loaders differ on whether they read past the first pickle (torch's legacy format reads five).
     assert ("pickle-broken-stream", "high") in pairs(findings(hostile.broken_second_pickle()))
