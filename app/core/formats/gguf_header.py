@@ -8,7 +8,7 @@ length is checked against the bytes left in the file, so a hostile header fails 
 ``MalformedGGUF`` instead of exhausting memory.
 Type ids and quant block sizes come from the ``gguf`` package.
 
-Where the data section starts is read as each loader reads it (``_data_offset``): llama.cpp
+Where the data section starts is read as each loader reads it (``_alignment``): llama.cpp
 (``ggml/src/gguf.cpp``, ``gguf_init_from_file_impl``) and the ``gguf`` package (``GGUFReader``,
 which transformers uses) take ``general.alignment`` only as one UINT32 power of two and refuse the
 file otherwise; candle (``candle-core/src/quantized/gguf_file.rs``, ``Content::read``) takes the
@@ -225,7 +225,7 @@ def _skip_elements(reader: _Reader, key: str, depth: int, etype: int, count: int
 
 
 def _read_tensor_infos(reader: _Reader, header: GGUFHeader) -> None:
-    alignment = _alignment(reader, header)
+    alignment = _alignment(header)
     names: set[str] = set()
     expected: int | None = 0  # loaders require tensors packed in order, each padded to the alignment
     needed = 0  # bytes of tensor data the loader will map
@@ -256,7 +256,7 @@ def _read_tensor_infos(reader: _Reader, header: GGUFHeader) -> None:
         header.differentials[-1] += f" from offset {data_start}"
 
 
-def _alignment(reader: _Reader, header: GGUFHeader) -> int:
+def _alignment(header: GGUFHeader) -> int:
     """The alignment to lay tensors out with; a key the loaders read differently is recorded."""
     refusal = _reference_refusal(header.alignments)
     if refusal is None:
