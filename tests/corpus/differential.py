@@ -65,7 +65,7 @@ def checkpoint_entries(data_pkl: bytes | None = None) -> list[Entry]:
     entries = [Entry(f"{TOP}/data.pkl", good if data_pkl is None else data_pkl),
                Entry(f"{TOP}/byteorder", b"little")]
     entries += [Entry(f"{TOP}/data/{key}", raw) for key, raw in storages.items()]
-    return entries + [Entry(f"{TOP}/version", b"3\n"), Entry(f"{TOP}/.data/serialization_id", b"0" * 40)]
+    return [*entries, Entry(f"{TOP}/version", b"3\n"), Entry(f"{TOP}/.data/serialization_id", b"0" * 40)]
 
 
 @dataclass

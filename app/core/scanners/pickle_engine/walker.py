@@ -225,7 +225,8 @@ class ContainerWalker:
         try:
             directory = zip_reader.read_directory(blob)
         except CorruptStream as exc:
-            self._guarded(member, lambda: self._torch_reading(blob, None, str(exc), member, depth))
+            error = str(exc)
+            self._guarded(member, lambda: self._torch_reading(blob, None, error, member, depth))
             raise
         self._walk_zip(blob, directory, member, depth)
         self._guarded(member, lambda: self._torch_reading(blob, directory, None, member, depth))
