@@ -9,13 +9,15 @@ checkpoint written plainly: both readers agree on every record.
 
 from __future__ import annotations
 
+import io
 import struct
+import tarfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tests.corpus.registry import Case, one_file, register_all
-from tests.samples import benign, hostile
+from tests.samples import benign, hostile, readings
 
 TOP = "archive"
 _RECORD_TIME = 0x6000  # a non-zero DOS time, as every real writer stores
@@ -186,6 +188,28 @@ def case_folded_data_pkl() -> bytes:
     return plain_checkpoint([entries[1], entries[0], *entries[2:]])
 
 
+def legacy_tar_storages_by_link() -> bytes:
+    """torch's legacy tar with ``storages`` a hard link to a regular member ``weights``: torch's
+    ``legacy_load`` calls ``tar.extract("storages")``, and tarfile's ``_extract_member`` falls back to
+    the link target's bytes, whose second storage record pickle runs the payload. Read as a plain
+    member (stacked pickles) those records stop at the first storage's raw bytes."""
+    plain = readings.torch_legacy_tar(hostile_in="storage")
+    with tarfile.open(fileobj=io.BytesIO(plain)) as source:
+        records = {info.name: source.extractfile(info).read() for info in source}  # type: ignore[union-attr]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name in ("sys_info", "pickle", "weights", "storages", "tensors"):
+            info = tarfile.TarInfo(name)
+            if name == "storages":
+                info.type, info.linkname = tarfile.LNKTYPE, "weights"
+                archive.addfile(info)
+                continue
+            data = records["storages" if name == "weights" else name]
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
 HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "two-directories-by-offset": (two_directories_by_offset, "zipfile's concat shift vs miniz's stated offset"),
     "two-directories-by-zip64-locator": (two_directories_by_zip64_locator,
@@ -199,6 +223,10 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
 }
 
 register_all([
+    Case("parser-differential", "legacy-tar-storages-by-link", "hostile",
+         one_file("pytorch_model.bin", legacy_tar_storages_by_link),
+         why="torch.load's legacy tar reading follows the 'storages' link to another member's records",
+         rule="parser-differential"),
     *(Case("parser-differential", name, "hostile", one_file("pytorch_model.bin", build),
            why=f"torch.load (miniz) unpickles a data.pkl zipfile does not read: {why}", rule="parser-differential")
       for name, (build, why) in HOSTILE.items()),

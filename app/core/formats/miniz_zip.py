@@ -416,11 +416,10 @@ class TorchArchive:
         """``getRecordID(name)``: the entry miniz finds for ``<top>/<name>``."""
         return self.archive.locate(self.prefix + name.encode())
 
+    def record_keys(self) -> list[bytes]:
+        """``getAllRecords`` as bytes, prefix removed (names outside the folder make torch.load fail; skipped)."""
+        names = (entry.name.split(b"\0", 1)[0] for entry in self.archive.entries)  # C strings
+        return [name[len(self.prefix):] for name in names if name.startswith(self.prefix)]
+
     def record_names(self) -> list[str]:
-        """``getAllRecords``, prefix removed (names outside the folder make torch.load fail; kept here)."""
-        names = []
-        for entry in self.archive.entries:
-            name = entry.name.split(b"\0", 1)[0]
-            if name.startswith(self.prefix):
-                names.append(name[len(self.prefix):].decode("utf-8", "replace"))
-        return names
+        return [key.decode("utf-8", "replace") for key in self.record_keys()]

@@ -34,7 +34,7 @@ ZIP_LOCAL_MAGIC = b"PK\x03\x04"
 # Records torch.load / torch.jit.load read by name (inline_container.cc, torch/serialization.py _load).
 TORCH_RECORDS = ("data.pkl", "constants.pkl", "byteorder", "version", ".data/version",
                  ".data/serialization_id", ".format_version", ".storage_alignment")
-_STORAGE_RECORD = re.compile(r"^data/\d+$")  # torch reads these as raw storage bytes
+_STORAGE_RECORD = re.compile(rb"^data/\d+$")  # torch reads these as raw storage bytes
 _SHOWN = 6  # differences spelled out in the evidence; the rest are counted
 
 
@@ -115,12 +115,13 @@ def _names(names: Counter[bytes]) -> str:
 
 def _record_differences(torch: TorchArchive, members: list[ZipMember]) -> list[str]:
     by_name = {_zipfile_key(m): m for m in members}  # a later duplicate wins, as in NameToInfo
-    prefix = torch.prefix.decode("utf-8", "replace")
-    records = set(TORCH_RECORDS) | set(torch.record_names())
-    records |= {m.name[len(prefix):] for m in members if m.name.startswith(prefix)}
+    prefix = torch.prefix
+    records = {r.encode() for r in TORCH_RECORDS} | set(torch.record_keys())
+    records |= {key[len(prefix):] for key in by_name if key.startswith(prefix)}
     found = []
     for record in sorted(records):
-        found += _record_difference(record, torch.record(record), by_name.get(torch.prefix + record.encode()))
+        entry, member = torch.archive.locate(prefix + record), by_name.get(prefix + record)
+        found += _record_difference(record.decode("utf-8", "replace"), entry, member)
     return found
 
 
@@ -162,8 +163,8 @@ def _walked(members: list[ZipMember]) -> set[tuple[int, int, int]]:
 def _unread(torch: TorchArchive, walked: set[tuple[int, int, int]]) -> tuple[MinizEntry, ...]:
     """Records torch would read (not raw storages) whose bytes, as miniz reads them, were not walked."""
     chosen: dict[int, MinizEntry] = {}
-    for record in torch.record_names():
-        entry = torch.record(record)
+    for record in torch.record_keys():
+        entry = torch.archive.locate(torch.prefix + record)
         if entry is None or _STORAGE_RECORD.match(record) or not entry.extractable or entry.bytes_read == 0:
             continue
         if (entry.header_offset, entry.method, entry.bytes_read) not in walked:

@@ -285,6 +285,8 @@ class ContainerWalker:
             archive = tarfile.open(fileobj=stream, mode="r|", ignore_zeros=True)  # noqa: SIM115 - stream owns it
             count = 0
             for info in archive:
+                if (info.islnk() or info.issym()) and torch_tar.read_by_name(info.name):
+                    self._linked_record(info, member)
                 if not info.isfile():
                     continue
                 count += 1
@@ -300,6 +302,15 @@ class ContainerWalker:
                     self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
         except (tarfile.TarError, EOFError) as exc:
             raise CorruptStream(f"unreadable tar archive: {exc}") from None
+
+    def _linked_record(self, info: tarfile.TarInfo, member: str | None) -> None:
+        """torch's ``legacy_load`` reads ``storages``/``pickle``... through ``tar.extract``/``extractfile``,
+        which follow a link to another member (or, for a symlink, a file on disk); this walk reads regular
+        members only, each by its content, so the records torch unpickles were not walked as records."""
+        self.sink.add(RULE_DIFFERENTIAL, Severity.CRITICAL,
+                      f"torch.load's tarfile reading follows the link {info.name!r} -> {info.linkname!r} and "
+                      "unpickles what it points at as torch's records; hfvet did not read it as records",
+                      member=_child(member, info.name), evidence=f"{info.name} -> {info.linkname}"[:300])
 
     def _torch_records(self, handle: BinaryIO, kind: str, member: str) -> None:
         """torch's legacy tar ``storages``/``tensors``: record pickles between raw bytes (see torch_tar)."""

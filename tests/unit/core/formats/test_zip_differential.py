@@ -27,7 +27,7 @@ from app.core.verdict import Verdict
 from app.sources.local import LocalSource
 from tests.corpus import benign_shapes, differential, torch_writer
 from tests.corpus.verdicts import decisions_by_tier, default_policy
-from tests.samples import benign, hostile
+from tests.samples import benign, hostile, readings
 
 
 def _pickle_findings(folder: Path) -> list[Finding]:
@@ -176,3 +176,16 @@ def test_an_entry_count_short_of_the_directory_is_a_differential() -> None:
     struct.pack_into("<2H", data, end + 8, count - 1, count - 1)
     found = _differential(bytes(data))
     assert found is not None and "only zipfile reads" in found.evidence
+
+
+# -- torch's legacy tar reading (torch/serialization.py legacy_load over tarfile)
+
+def test_a_torch_record_behind_a_tar_link_is_critical(tmp_path: Path) -> None:
+    (tmp_path / "pytorch_model.bin").write_bytes(differential.legacy_tar_storages_by_link())
+    found = {(f.rule, f.severity, f.member) for f in _pickle_findings(tmp_path)}
+    assert ("parser-differential", Severity.CRITICAL, "storages") in found
+
+
+def test_a_plain_legacy_tar_has_no_differential(tmp_path: Path) -> None:
+    (tmp_path / "pytorch_model.bin").write_bytes(readings.torch_legacy_tar())
+    assert "parser-differential" not in {f.rule for f in _pickle_findings(tmp_path)}
