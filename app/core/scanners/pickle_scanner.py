@@ -29,8 +29,8 @@ class PickleScanner:
     name: ClassVar[str] = "hfvet-pickle"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(RULE_DIFFERENTIAL, Severity.CRITICAL,
-                 "torch.load's zip reader (PyTorch's miniz) reads other records than zipfile, which hfvet and "
-                 "the peer scanners use: what was vetted is not what loads (torch's reading is walked too)"),
+                 "torch.load reads other records than zipfile/tarfile show hfvet and the peer scanners: its "
+                 "miniz zip reader disagrees, or a legacy-tar record is a link (torch's zip reading is walked too)"),
         RuleInfo(ops.RULE_DANGEROUS, Severity.CRITICAL,
                  "pickle imports a callable that runs code, touches the system or loads more objects"),
         RuleInfo(ops.RULE_UNRESOLVED, Severity.CRITICAL,
