@@ -32,17 +32,23 @@ class Entry:
     size: int | None = None  # declared uncompressed size (default: len(data))
     compressed_size: int | None = None  # declared compressed size (default: len(data))
     central_extra: bytes = b""
+    flags: int = 0
+    raw_name: bytes | None = None  # the name's bytes when they are not its UTF-8 (default: name.encode())
 
     def local(self) -> bytes:
-        name = self.name.encode()
+        name = self.name_bytes
         return struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, _RECORD_TIME, 0x5821, zlib.crc32(self.data),
                            len(self.data), len(self.data), len(name), 0) + name + self.data
 
+    @property
+    def name_bytes(self) -> bytes:
+        return self.name.encode() if self.raw_name is None else self.raw_name
+
     def central(self, header_offset: int) -> bytes:
-        name = self.name.encode()
+        name = self.name_bytes
         size = len(self.data) if self.size is None else self.size
         compressed = len(self.data) if self.compressed_size is None else self.compressed_size
-        return struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, _RECORD_TIME, 0x5821,
+        return struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, self.flags, 0, _RECORD_TIME, 0x5821,
                            zlib.crc32(self.data), compressed, size, len(name), len(self.central_extra), 0, 0, 0,
                            0o600 << 16, header_offset) + name + self.central_extra
 
@@ -161,6 +167,14 @@ def corrupt_extra_field() -> bytes:
     return plain_checkpoint(entries)
 
 
+def name_flagged_utf8_that_is_not() -> bytes:
+    """An extra member whose name has the UTF-8 flag but is not UTF-8: zipfile ``_RealGetContents``
+    decodes it strictly and raises; miniz compares bytes and never decodes a name."""
+    entries = [*checkpoint_entries(hostile.by_protocol(2)),
+               Entry(f"{TOP}/notes", b"x", flags=0x800, raw_name=f"{TOP}/notes-".encode() + b"\xff")]
+    return plain_checkpoint(entries)
+
+
 def stored_size_longer_than_data() -> bytes:
     """data.pkl stored, its compressed size cut before the payload, its size whole: zipfile (and
     hfvet's walk) read the compressed size; miniz ``extract_to_mem_no_alloc1`` reads a stored
@@ -217,6 +231,7 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "end-signature-in-comment": (end_signature_in_comment, "zipfile refuses, torch.load loads"),
     "end-record-beyond-zipfile-window": (end_record_beyond_zipfile_window, "zipfile refuses, torch.load loads"),
     "corrupt-extra-field": (corrupt_extra_field, "zipfile refuses, torch.load loads"),
+    "name-flagged-utf8-that-is-not": (name_flagged_utf8_that_is_not, "zipfile refuses, torch.load loads"),
     "stored-size-longer-than-data": (stored_size_longer_than_data, "torch reads past what hfvet read"),
     "duplicate-data-pkl": (duplicate_data_pkl, "miniz's sorted lookup vs zipfile's last entry"),
     "case-folded-data-pkl": (case_folded_data_pkl, "miniz finds names case-insensitively"),
