@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from app.core.ports import Blob
 
@@ -91,29 +92,52 @@ class MinizArchive:
     directory_size: int
     zip64: bool
     entries: tuple[MinizEntry, ...]
-    _order: list[int] = field(default_factory=list, compare=False, repr=False)
+    _cache: list[_Lookup] = field(default_factory=list, compare=False, repr=False)  # built on first use
+
+    @property
+    def has_ties(self) -> bool:
+        """Two names equal but for ASCII case: which one a lookup finds depends on miniz's sort."""
+        return self._lookup().ties
 
     def locate(self, name: bytes) -> MinizEntry | None:
         """``mz_zip_reader_locate_file(name, NULL, 0)``: binary search, ASCII case-insensitive."""
         key = name.split(b"\0", 1)[0].lower()  # a C string; MZ_TOLOWER only folds A-Z, as bytes.lower
-        order = self._sorted()
-        low, high = 0, len(order) - 1
+        lookup = self._lookup()
+        if not lookup.ties:  # one entry per lowered name: the search can only end on it
+            found = lookup.unique.get(key)
+            return None if found is None else self.entries[found]
+        low, high = 0, len(lookup.order) - 1
         while low <= high:
             middle = low + ((high - low) >> 1)
-            entry = self.entries[order[middle]]
-            probe = entry.name.lower()
+            probe = lookup.lowered[lookup.order[middle]]
             if probe == key:
-                return entry
+                return self.entries[lookup.order[middle]]
             if probe < key:
                 low = middle + 1
             else:
                 high = middle - 1
         return None
 
-    def _sorted(self) -> list[int]:
-        if not self._order and self.entries:
-            self._order.extend(sorted_order([e.name.lower() for e in self.entries]))
-        return self._order
+    def _lookup(self) -> _Lookup:
+        if not self._cache:
+            self._cache.append(_Lookup.of([e.name.lower() for e in self.entries]))
+        return self._cache[0]
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    lowered: list[bytes]
+    unique: dict[bytes, int]
+    order: list[int]  # miniz's sorted order; only needed, so only built, when names tie
+
+    @property
+    def ties(self) -> bool:
+        return len(self.unique) != len(self.lowered)
+
+    @staticmethod
+    def of(lowered: list[bytes]) -> _Lookup:
+        unique = {key: i for i, key in enumerate(lowered)}
+        return _Lookup(lowered, unique, sorted_order(lowered) if len(unique) != len(lowered) else [])
 
 
 def sorted_order(keys: list[bytes]) -> list[int]:
@@ -260,11 +284,11 @@ def _read_entries(blob: Blob, totals: _Totals, archive_size: int, needs: bytes) 
     return tuple(entries)
 
 
-_CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
+# A central header's fields, the version fields, date and internal attributes skipped.
+_CENTRAL = struct.Struct("<8x3H2x3L4H2x2L")
 
 
-@dataclass(frozen=True)
-class _Header:
+class _Header(NamedTuple):
     """One central directory header, its fields as the format lays them out."""
 
     flags: int
@@ -282,8 +306,7 @@ class _Header:
 
     @staticmethod
     def parse(directory: bytes, at: int) -> _Header:
-        fields = _CENTRAL.unpack_from(directory, at)
-        return _Header(*fields[5:8], *fields[9:16], *fields[17:19])
+        return _Header._make(_CENTRAL.unpack_from(directory, at))
 
 
 def _entry(directory: bytes, at: int, index: int, totals: _Totals, archive_size: int) -> tuple[MinizEntry, int]:

@@ -90,7 +90,8 @@ def compare(blob: Blob, members: list[ZipMember] | None, zipfile_error: str | No
     if members is None:
         shown = f"zipfile cannot read it ({zipfile_error}), miniz reads {len(torch.archive.entries)} entries"
         return Differential((shown,), _unread(torch, set()))
-    differences = _name_differences(torch, members) + _record_differences(torch, members)
+    same = _same_entries(torch, members)
+    differences = ([] if same else _name_differences(torch, members)) + _record_differences(torch, members, same)
     if not differences:
         return None
     return Differential(tuple(differences), _unread(torch, _walked(members)))
@@ -113,11 +114,23 @@ def _names(names: Counter[bytes]) -> str:
         f" (+{len(shown) - _SHOWN})" if len(shown) > _SHOWN else "")
 
 
-def _record_differences(torch: TorchArchive, members: list[ZipMember]) -> list[str]:
+def _same_entries(torch: TorchArchive, members: list[ZipMember]) -> bool:
+    """Both readers list the same entries, in the same order, each read alike, no name cut at a NUL
+    or equal to another but for case: then a record named after an entry resolves to that entry in
+    both, and only the fixed record names (which may match a case variant) need looking up."""
+    entries = torch.archive.entries
+    if len(entries) != len(members) or torch.archive.has_ties:
+        return False
+    return all(e.name == m.raw_bytes and b"\0" not in e.name and _miniz_read(e) == _zipfile_read(m)
+               for e, m in zip(entries, members, strict=True))
+
+
+def _record_differences(torch: TorchArchive, members: list[ZipMember], same: bool) -> list[str]:
     by_name = {_zipfile_key(m): m for m in members}  # a later duplicate wins, as in NameToInfo
     prefix = torch.prefix
-    records = {r.encode() for r in TORCH_RECORDS} | set(torch.record_keys())
-    records |= {key[len(prefix):] for key in by_name if key.startswith(prefix)}
+    records = {r.encode() for r in TORCH_RECORDS}
+    if not same:
+        records |= set(torch.record_keys()) | {key[len(prefix):] for key in by_name if key.startswith(prefix)}
     found = []
     for record in sorted(records):
         entry, member = torch.archive.locate(prefix + record), by_name.get(prefix + record)
