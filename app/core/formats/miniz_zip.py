@@ -184,6 +184,13 @@ def read_archive(blob: Blob, needs: bytes = b"") -> MinizArchive:
     ``needs``: a name (lowercase) the caller will look up; a directory that cannot hold it is not
     parsed entry by entry (MinizError), which keeps large archives of other kinds cheap.
     """
+    try:
+        return _read_archive(blob, needs)
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:  # a field past its record: fail closed
+        raise MinizError(f"unreadable central directory: {type(exc).__name__}: {exc}") from None
+
+
+def _read_archive(blob: Blob, needs: bytes) -> MinizArchive:
     size = blob.size
     if size < _EOCD_SIZE:
         raise MinizError("smaller than an end record")
