@@ -6,8 +6,8 @@ PyTorch 2.x's ``caffe2/serialize/inline_container.cc`` (the reader with ``.data/
 and chunked record reads; pytorch/pytorch commit 3834689c) and its ``third_party/miniz-3.0.2/miniz.c``
 (commit 01f9ef32, with PyTorch's own zip64 patch in ``read_central_dir``) as PyTorch builds it
 (``MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS`` in cmake/Dependencies.cmake: CRCs are never checked).
-Every PyTorchStreamReader version opens archives with ``mz_zip_reader_init(size, 0)``: sorted,
-case-insensitive lookups:
+Every PyTorchStreamReader version opens archives with ``mz_zip_reader_init(size, 0)`` (sorted,
+case-insensitive lookups). What that reading does:
 
 - the end record: ``mz_zip_reader_locate_header_sig`` scans backwards in 4 KiB blocks for the last
   signature with 22 bytes after it, giving up once a block starts 64 KiB + 22 bytes from the end;
