@@ -11,6 +11,7 @@ import bz2
 import gzip
 import io
 import lzma
+import posixpath
 import tarfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -21,6 +22,7 @@ from app.core.findings import Severity
 from app.core.formats.archive_members import (
     MALFORMED,
     SNIFF_BYTES,
+    UNSAFE_NAME,
     ArchiveError,
     Event,
     Issue,
@@ -153,12 +155,27 @@ def tar_members(cursor: Cursor) -> Iterator[Event]:
             _skip_sparse_extensions(cursor, block)
         name = pending.pop("path", info.name)
         size = int(pending.pop("size", info.size))
+        target = pending.pop("linkpath", info.linkname)
         pending.clear()
         yield from names.issues(name)  # every entry, links and directories too: tar creates them all
+        if info.type in (tarfile.SYMTYPE, tarfile.LNKTYPE):
+            yield from _link_issues(name, target, symbolic=info.type == tarfile.SYMTYPE)
         # As tarfile: links, devices and directories have no data whatever their (pax) size;
         # every other type, unknown ones included, is extracted as a regular file.
         if info.type not in _NO_DATA_TYPES:
             yield from _member(cursor, name, size)
+
+
+def _link_issues(name: str, target: str, *, symbolic: bool) -> Iterator[Issue]:
+    """A link whose target leaves the archive: whoever reads the extracted member (``torch.load`` of a
+    ``.nemo``'s ``model_weights.ckpt``) reads a file hfvet never saw. tarfile resolves a symlink from
+    the link's folder and a hard link from the archive's root (``TarFile._find_link_target``)."""
+    base = posixpath.dirname(name) if symbolic else ""
+    resolved = posixpath.normpath(posixpath.join(base, target.replace("\\", "/")))
+    if target.startswith(("/", "\\")) or resolved == ".." or resolved.startswith("../"):
+        yield Issue(UNSAFE_NAME, Severity.HIGH, f"{'symbolic' if symbolic else 'hard'} link {name!r} -> "
+                    f"{target!r} points outside the archive: a loader reading the extracted file reads bytes "
+                    "hfvet never saw", name)
 
 
 def _parse_header(block: bytes) -> tarfile.TarInfo:
@@ -176,8 +193,8 @@ def _read_meta(cursor: Cursor, info: tarfile.TarInfo, size: int, pending: dict[s
     if len(data) < size:
         raise ArchiveError("tar ends inside a metadata header")
     if info.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK):
-        if info.type == tarfile.GNUTYPE_LONGNAME:
-            pending["path"] = data.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
+        key = "path" if info.type == tarfile.GNUTYPE_LONGNAME else "linkpath"
+        pending[key] = data.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
         return
     if info.type in _PAX_TYPES:
         pending.update(_pax_records(data))
@@ -198,7 +215,7 @@ def _pax_records(data: bytes) -> dict[str, str]:
         end = pos + int(data[pos:space])
         key, _, value = data[space + 1 : end].rstrip(b"\n").partition(b"=")
         key = _PAX_ALIASES.get(key, key)
-        if key in (b"path", b"size"):
+        if key in (b"path", b"size", b"linkpath"):
             records[key.decode()] = value.decode("utf-8", "surrogateescape")  # the last record wins, as in tarfile
         pos = end
     if "size" in records and not records["size"].isdigit():

@@ -48,6 +48,12 @@ class ZipMember:
     is_dir: bool
     raw_name: str  # as the central directory spells it, before zipfile's clean-up of ``name``
     flags: int
+    crc: int = 0
+
+    @property
+    def raw_bytes(self) -> bytes:
+        """The name's bytes in the central directory (zipfile decodes them by the UTF-8 flag)."""
+        return self.raw_name.encode("utf-8" if self.flags & _UTF8_NAME else "cp437")
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,7 @@ def _parse_directory(blob: Blob) -> _Directory:
         raise CorruptStream(f"unreadable zip central directory: {type(exc).__name__}: {exc}") from None
     members = tuple(
         ZipMember(i.filename, i.header_offset, i.compress_type, i.compress_size, i.file_size,
-                  i.filename.endswith("/"), i.orig_filename, i.flag_bits)
+                  i.filename.endswith("/"), i.orig_filename, i.flag_bits, i.CRC)
         for i in infos
     )
     return _Directory(members, tuple(infos), comment)

@@ -14,7 +14,7 @@ from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_engine import analysis as ops
 from app.core.scanners.pickle_engine import joblib_reading
-from app.core.scanners.pickle_engine.walker import RULE_UNREADABLE, ContainerWalker
+from app.core.scanners.pickle_engine.walker import RULE_DIFFERENTIAL, RULE_UNREADABLE, ContainerWalker
 
 ENGINE_VERSION = "1.0"
 
@@ -28,6 +28,9 @@ HANDLED_FORMATS = frozenset(
 class PickleScanner:
     name: ClassVar[str] = "hfvet-pickle"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
+        RuleInfo(RULE_DIFFERENTIAL, Severity.CRITICAL,
+                 "torch.load reads other records than zipfile/tarfile show hfvet and the peer scanners: its "
+                 "miniz zip reader disagrees, or a legacy-tar record is a link (torch's zip reading is walked too)"),
         RuleInfo(ops.RULE_DANGEROUS, Severity.CRITICAL,
                  "pickle imports a callable that runs code, touches the system or loads more objects"),
         RuleInfo(ops.RULE_UNRESOLVED, Severity.CRITICAL,

@@ -46,6 +46,14 @@ class RecordsEnd(Exception):
     """A record pickle could not be walked to its STOP: the loader fails there too."""
 
 
+# Every member legacy_load reads by name: tar.extract/extractfile follow a link to another member.
+READ_BY_NAME = ("sys_info", "pickle", STORAGES, TENSORS)
+
+
+def read_by_name(member_name: str) -> bool:
+    return posixpath.normpath(member_name) in READ_BY_NAME
+
+
 def record_kind(member_name: str) -> str | None:
     """``storages`` or ``tensors`` when torch's ``tar.extract`` would pick this member."""
     name = posixpath.normpath(member_name)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from app.core.findings import FindingSink, Severity
-from app.core.formats import numpy_format, zip_reader
+from app.core.formats import numpy_format, zip_differential, zip_reader
 from app.core.formats.blobs import READ_BUFFER, BytesBlob, open_blob
 from app.core.formats.detect import (
     HEAD_BYTES,
@@ -38,6 +38,7 @@ from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis,
 from app.core.scanners.pickle_engine.values import Value
 
 RULE_UNREADABLE = "container-unreadable"
+RULE_DIFFERENTIAL = "parser-differential"
 ZFILE_PREFIX = b"ZF"  # joblib/compressor.py _ZFILE_PREFIX
 _ZFILE_LENGTH = len(hex(2**64))  # numpy_pickle_compat._MAX_LEN: the padded hex length field
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
@@ -221,7 +222,33 @@ class ContainerWalker:
         _drain(payload)  # what was not walked is still judged: a bomb is found, not sniffed past
 
     def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
-        members = self._capped(zip_reader.read_directory(blob), member)
+        try:
+            directory = zip_reader.read_directory(blob)
+        except CorruptStream as exc:
+            error = str(exc)
+            self._guarded(member, lambda: self._torch_reading(blob, None, error, member, depth))
+            raise
+        self._walk_zip(blob, directory, member, depth)
+        self._guarded(member, lambda: self._torch_reading(blob, directory, None, member, depth))
+
+    def _torch_reading(self, blob: Blob, directory: list[ZipMember] | None, error: str | None,
+                       member: str | None, depth: int) -> None:
+        """torch.load reads the zip with miniz: where that reading differs, say so and walk what it reads."""
+        found = zip_differential.compare(blob, directory, error)
+        if found is None:
+            return
+        self.sink.add(RULE_DIFFERENTIAL, Severity.CRITICAL, found.message, member=member, evidence=found.evidence)
+        for m in self._capped([zip_differential.as_member(e) for e in found.torch_only], member):
+            entry = Entry(_child(member, m.name), m.size, reopenable=True,
+                          open_stream=lambda m=m: zip_reader.open_member(blob, m, self.limits))  # type: ignore[misc]
+            self._in_torch_zip += 1
+            try:
+                self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
+            finally:
+                self._in_torch_zip -= 1
+
+    def _walk_zip(self, blob: Blob, directory: list[ZipMember], member: str | None, depth: int) -> None:
+        members = self._capped(directory, member)
         is_torch = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
         opened = [m for m in zip_reader.in_data_order(members)
                   if not (m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)))]
@@ -258,6 +285,8 @@ class ContainerWalker:
             archive = tarfile.open(fileobj=stream, mode="r|", ignore_zeros=True)  # noqa: SIM115 - stream owns it
             count = 0
             for info in archive:
+                if (info.islnk() or info.issym()) and torch_tar.read_by_name(info.name):
+                    self._linked_record(info, member)
                 if not info.isfile():
                     continue
                 count += 1
@@ -273,6 +302,15 @@ class ContainerWalker:
                     self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
         except (tarfile.TarError, EOFError) as exc:
             raise CorruptStream(f"unreadable tar archive: {exc}") from None
+
+    def _linked_record(self, info: tarfile.TarInfo, member: str | None) -> None:
+        """torch's ``legacy_load`` reads ``storages``/``pickle``... through ``tar.extract``/``extractfile``,
+        which follow a link to another member (or, for a symlink, a file on disk); this walk reads regular
+        members only, each by its content, so the records torch unpickles were not walked as records."""
+        self.sink.add(RULE_DIFFERENTIAL, Severity.CRITICAL,
+                      f"torch.load's tarfile reading follows the link {info.name!r} -> {info.linkname!r} and "
+                      "unpickles what it points at as torch's records; hfvet did not read it as records",
+                      member=_child(member, info.name), evidence=f"{info.name} -> {info.linkname}"[:300])
 
     def _torch_records(self, handle: BinaryIO, kind: str, member: str) -> None:
         """torch's legacy tar ``storages``/``tensors``: record pickles between raw bytes (see torch_tar)."""
