@@ -75,6 +75,9 @@ SAFE_GLOBALS: frozenset[str] = frozenset(
         "numpy._core.multiarray.scalar", "numpy.core.numeric._frombuffer",
         "numpy._core.numeric._frombuffer",
         "joblib.numpy_pickle.NumpyArrayWrapper",
+        # torch/jit/_pickle.py: identity functions over a list (TorchScript's typed-list tags)
+        *(f"torch.jit._pickle.{n}" for n in _words("build_intlist build_tensorlist build_doublelist "
+                                                    "build_boollist build_tensor_from_id restore_type_tag")),
         *(f"torch.{n}" for n in _TORCH_DTYPES + _TORCH_ENUMS),
         *(f"numpy.{n}" for n in _NUMPY_SCALARS),
     ]

@@ -33,7 +33,7 @@ from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
-from app.core.scanners.pickle_engine import torch_tar
+from app.core.scanners.pickle_engine import torch_archive, torch_tar
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
 from app.core.scanners.pickle_engine.values import Value
 
@@ -223,8 +223,9 @@ class ContainerWalker:
     def _zip(self, blob: Blob, member: str | None, depth: int) -> None:
         members = self._capped(zip_reader.read_directory(blob), member)
         is_torch = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
+        read_as_jit = self._torch_reading(blob, members, member) if is_torch else frozenset()
         opened = [m for m in zip_reader.in_data_order(members)
-                  if not (m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)))]
+                  if not (m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)) or m.name in read_as_jit)]
         # Batch the header and first-buffer reads: one read per member is slow on 100k members.
         blob = zip_reader.prefetch(blob, opened, lambda m: min(m.compressed_size, READ_BUFFER))
         for m in opened:
@@ -239,6 +240,14 @@ class ContainerWalker:
                 self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
             finally:
                 self._in_torch_zip -= is_torch
+
+    def _torch_reading(self, blob: Blob, members: list[ZipMember], member: str | None) -> frozenset[str]:
+        """torch's own reading (TorchScript, storage sizes, SETITEMS targets); the pickles it leaves to
+        TorchScript alone. On any error, none: the generic reading then covers them all (fail closed)."""
+        read: list[frozenset[str]] = []
+        self._guarded(member, lambda: read.append(torch_archive.read_torch_archive(
+            blob, members, self.sink, self.limits, member)))
+        return read[0] if read else frozenset()
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
         from app.core.formats import sevenzip  # py7zr: loaded only when a 7z archive appears

@@ -79,7 +79,9 @@ def test_allowlist_exceptions_inside_denied_modules_are_deliberate() -> None:
     types = ("set", "frozenset", "slice", "bytearray", "bytes", "complex", "int", "float", "str", "list",
              "dict", "tuple", "bool", "range", "object")
     assert inside == {f"builtins.{t}" for t in types} | {
-        "joblib.numpy_pickle.NumpyArrayWrapper", "torch.serialization._get_layout"}
+        "joblib.numpy_pickle.NumpyArrayWrapper", "torch.serialization._get_layout"} | {
+        f"torch.jit._pickle.{n}" for n in ("build_intlist", "build_tensorlist", "build_doublelist",
+                                           "build_boollist", "build_tensor_from_id", "restore_type_tag")}
 
 
 def test_a_pickled_numpy_matrix_is_an_ordinary_array() -> None:
