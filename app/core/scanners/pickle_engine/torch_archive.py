@@ -31,12 +31,14 @@ from typing import BinaryIO
 
 from app.core.findings import FindingSink, Severity
 from app.core.formats import zip_reader
+from app.core.formats.blobs import BytesBlob
 from app.core.formats.zip_reader import ZipMember
 from app.core.limits import Limits
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torchscript_code
 from app.core.scanners.pickle_engine import torchscript_ops as ts_ops
-from app.core.scanners.pickle_engine.torch_pickle import StorageRef, TorchPickle, read_torch_pickle
+from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch_pickle
+from app.core.scanners.pickle_engine.torch_trust import StorageRef
 from app.core.scanners.pickle_engine.torchscript_ops import OpJudgement, OpRisk
 
 RULE_SYSTEM_OP = "torchscript-file-or-network-op"
@@ -86,7 +88,8 @@ def read_torch_archive(blob: Blob, members: list[ZipMember], sink: FindingSink, 
     reading = _Reading(blob, by_name, sink, limits, parent)
     read_as_jit: set[str] = set()
     for folder in _folders(by_name):
-        read_as_jit.update(reading.folder(folder))
+        if folder.torchscript or folder.lite:
+            read_as_jit.update(reading.folder(folder))
     return frozenset(read_as_jit)
 
 
@@ -106,40 +109,31 @@ class _Reading:
         self.blob, self.by_name, self.sink, self.limits, self.parent = blob, by_name, sink, limits, parent
 
     def folder(self, folder: _Folder) -> set[str]:
-        jit_only: set[str] = set()
-        jit = folder.torchscript or folder.lite
-        for name in ("data.pkl", *_JIT_PICKLES):
+        """Read the pickles only the TorchScript unpicklers read (data.pkl goes to torch.load's Python
+        unpickler unless constants.pkl is a record), and the code; the pickles taken over."""
+        taken: set[str] = set()
+        for name in ("data.pkl", *_JIT_PICKLES) if folder.torchscript else _JIT_PICKLES:
             record = _record(folder.path, name)
             if record not in self.by_name:
                 continue
             read = read_torch_pickle(self._open(record), self.limits)
-            python_reads = name == "data.pkl" and not folder.torchscript
-            self._storages(folder, name, read)
-            self._setitems(record, read, critical=python_reads)
-            if jit:
-                self._jit_names(record, read, bytecode=name == "bytecode.pkl")
-            if jit and not python_reads and read.complete and all(_jit_global(g) for g in read.globals):
-                jit_only.add(record)
-        if jit:
-            self._code(folder)
-        return jit_only
+            self._jit_names(record, read, bytecode=name == "bytecode.pkl")
+            if read.complete and all(_jit_global(g) for g in read.globals):
+                taken.add(record)  # otherwise the generic reading (storages, SETITEMS included) covers it
+                for ref in _first_per_key(read.storages):
+                    self.storage(folder.path, name, ref)
+                self._setitems(record, read)
+        self._code(folder)
+        return taken
 
     # -- what torch's unpicklers trust
-    def _storages(self, folder: _Folder, pickle_name: str, read: TorchPickle) -> None:
-        seen: set[str] = set()
-        for ref in read.storages:
-            if ref.key in seen:
-                continue
-            seen.add(ref.key)
-            self._storage(folder, pickle_name, ref)
-
-    def _storage(self, folder: _Folder, pickle_name: str, ref: StorageRef) -> None:
+    def storage(self, folder: str, pickle_name: str, ref: StorageRef) -> None:
         size = ITEM_SIZES.get(ref.type_name.removesuffix("Storage"))
         if size is None:
             return  # torch fails on an unknown storage type before reading any bytes
         declared = ref.numel * size
-        where = _record(folder.path, pickle_name)
-        records = [_record(folder.path, f"{d}/{ref.key}") for d in _STORAGE_DIRS[pickle_name]]
+        where = _record(folder, pickle_name)
+        records = [_record(folder, f"{d}/{ref.key}") for d in _STORAGE_DIRS[pickle_name]]
         present = [r for r in records if r in self.by_name]
         # A missing record fails the load, a larger one is read in part (or refused by torch >= 2.10):
         # neither reads past a buffer, so neither is a finding.
@@ -150,17 +144,11 @@ class _Reading:
                       f"{actual}-byte record {records[0]}: torch < 2.10 reads past the record's buffer "
                       "(out-of-bounds read, memory corruption)", f"{ref.key}: declared {declared}, record {actual}")
 
-    def _setitems(self, record: str, read: TorchPickle, critical: bool) -> None:
+    def _setitems(self, record: str, read: TorchPickle) -> None:
         for fault in read.setitem_faults[:20]:
-            if critical:
-                self._add(RULE_SETITEM, Severity.CRITICAL, record,
-                          f"{fault.opcode} at offset {fault.pos} sets items on {fault.target}: torch.load's "
-                          "weights_only unpickler did so unchecked before torch 2.10 (CVE-2026-24747, "
-                          "memory corruption)", f"{fault.opcode}@{fault.pos} on {fault.target}")
-            else:
-                self._add(RULE_SETITEM, Severity.MEDIUM, record,
-                          f"{fault.opcode} at offset {fault.pos} sets items on {fault.target}: the TorchScript "
-                          "unpickler rejects it (toGenericDict), so the load fails", f"{fault.opcode}@{fault.pos}")
+            self._add(RULE_SETITEM, Severity.MEDIUM, record,
+                      f"{fault.opcode} at offset {fault.pos} sets items on {fault.target}: the TorchScript "
+                      "unpickler rejects it (toGenericDict), so the load fails", f"{fault.opcode}@{fault.pos}")
 
     # -- TorchScript
     def _jit_names(self, record: str, read: TorchPickle, bytecode: bool) -> None:
@@ -238,6 +226,27 @@ class _Reading:
     def _add(self, rule: str, severity: Severity, member: str, message: str, evidence: str) -> None:
         where = member if self.parent is None else f"{self.parent}!{member}"
         self.sink.add(rule, severity, message, member=where, evidence=evidence[:300])
+
+
+def check_storages(members: list[ZipMember], declared: dict[str, list[StorageRef]], sink: FindingSink,
+                   parent: str | None) -> None:
+    """The storages the generic (torch.load) reading of the archive's pickles declared, against their records."""
+    by_name = {m.name: m for m in members if not m.is_dir}
+    reading = _Reading(BytesBlob(b""), by_name, sink, Limits(), parent)
+    for name in sorted(by_name):
+        refs = declared.get(name if parent is None else f"{parent}!{name}")
+        base = posixpath.basename(name)
+        if refs and base in _STORAGE_DIRS:
+            for ref in _first_per_key(refs):
+                reading.storage(posixpath.dirname(name), base, ref)
+
+
+def _first_per_key(refs: list[StorageRef]) -> list[StorageRef]:
+    """torch loads each key once (``loaded_storages``; the C++ reader's storage context)."""
+    seen: dict[str, StorageRef] = {}
+    for ref in refs:
+        seen.setdefault(ref.key, ref)
+    return list(seen.values())
 
 
 def _jit_global(dotted: str) -> bool:

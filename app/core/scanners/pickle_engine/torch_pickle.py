@@ -14,21 +14,23 @@ reader does not follow move the stack as ``pickletools`` documents them.
 
 from __future__ import annotations
 
+import functools
+import io
 import pickletools
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from app.core.limits import LimitExceeded, Limits
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op, OpReader
+from app.core.scanners.pickle_engine.torch_trust import TENSOR_PREFIXES, StorageRef
 
 # Classes whose instances are dicts: the only SETITEM(S) targets torch >= 2.10 accepts
 # (_weights_only_unpickler._check_set_item_target: dict, OrderedDict, Counter), plus
 # defaultdict, a dict whose factory the generic engine judges.
 DICT_CLASSES = frozenset({"builtins.dict", "collections.OrderedDict", "collections.Counter",
                           "collections.defaultdict", "__builtin__.dict"})
-# torch's tensor rebuild helpers: their result is a tensor (torch/_utils.py, torch/_tensor.py).
-_TENSOR_PREFIXES = ("torch._utils._rebuild_", "torch._tensor._rebuild_")
 # torch/jit/_pickle.py: identity functions over their first argument (a list).
 _JIT_LIST_BUILDERS = frozenset({"build_intlist", "build_tensorlist", "build_doublelist", "build_boollist",
                                 "restore_type_tag"})
@@ -49,16 +51,6 @@ _OTHER = Val("other")
 
 
 @dataclass(frozen=True)
-class StorageRef:
-    """One ``persistent_load`` of a storage: the bytes torch will read from ``<dir>/<key>``."""
-
-    key: str
-    type_name: str  # e.g. FloatStorage, UntypedStorage
-    numel: int
-    pos: int
-
-
-@dataclass(frozen=True)
 class SetItemOnNonDict:
     opcode: str
     target: str  # the target's kind, or the class it is an instance of
@@ -75,44 +67,205 @@ class TorchPickle:
     problem: str = ""  # why not complete
 
 
+FAST_BYTES = 8 * 1024 * 1024  # pickles up to this size are read in memory, in one fast loop
+
+
 def read_torch_pickle(stream: BinaryIO, limits: Limits) -> TorchPickle:
     """The first pickle of ``stream`` (torch reads one per record)."""
     state = _State(TorchPickle())
-    reader = OpReader(stream, limits.max_string_arg)
+    head = stream.read(FAST_BYTES + 1)
     try:
-        for count in range(limits.max_pickle_opcodes + 1):
-            if count == limits.max_pickle_opcodes:
-                raise LimitExceeded(f"more than {limits.max_pickle_opcodes} opcodes")
-            op = reader.next_op()
-            if op is None:
-                raise BrokenStream("stream ends before STOP", reader.pos)
-            if op.name == "STOP":
-                state.out.complete = True
-                break
-            state.step(op)
+        if len(head) <= FAST_BYTES:
+            _fast_loop(state, head, limits)
+        else:
+            _stream_loop(state, OpReader(io.BufferedReader(_Chained(head, stream)), limits.max_string_arg), limits)
     except (BrokenStream, LimitExceeded) as exc:
         state.out.problem = str(exc)
     return state.out
+
+
+def _stream_loop(state: _State, reader: OpReader, limits: Limits) -> None:
+    for count in range(limits.max_pickle_opcodes + 1):
+        if count == limits.max_pickle_opcodes:
+            raise LimitExceeded(f"more than {limits.max_pickle_opcodes} opcodes")
+        op = reader.next_op()
+        if op is None:
+            raise BrokenStream("stream ends before STOP", reader.pos)
+        if op.name == "STOP":
+            state.out.complete = True
+            return
+        state.step(op)
+
+
+def _fast_loop(state: _State, buf: bytes, limits: Limits) -> None:
+    """The opcodes torch's picklers write, parsed in place, most frequent first (a state dict is
+    mostly memo traffic, small ints and tensor rebuild tuples); any other opcode goes through OpReader."""
+    stack, marks, memo, max_arg = state.stack, state.marks, state.memo, limits.max_string_arg
+    pos, size, budget = 0, len(buf), limits.max_pickle_opcodes
+    try:
+        while True:
+            budget -= 1
+            if budget < 0:
+                raise LimitExceeded(f"more than {limits.max_pickle_opcodes} opcodes")
+            if pos >= size:
+                raise BrokenStream("stream ends before STOP", pos)
+            code, at = buf[pos], pos
+            pos += 1
+            floor = marks[-1] if marks else 0
+            if code == 0x72 or code == 0x71:  # LONG_BINPUT, BINPUT
+                if code == 0x72:
+                    key, pos = _U4.unpack_from(buf, pos)[0], pos + 4
+                else:
+                    key, pos = buf[pos], pos + 1
+                if len(stack) <= floor:
+                    raise BrokenStream("PUT on an empty stack", at)
+                memo[key] = stack[-1]
+            elif code == 0x68 or code == 0x6A:  # BINGET, LONG_BINGET
+                if code == 0x68:
+                    key, pos = buf[pos], pos + 1
+                else:
+                    key, pos = _U4.unpack_from(buf, pos)[0], pos + 4
+                value = memo.get(key)
+                if value is None:
+                    raise BrokenStream(f"memo key {key} not found", at)
+                stack.append(value)
+            elif code == 0x4B:  # BININT1
+                stack.append(_SMALL_INTS[buf[pos]])
+                pos += 1
+            elif code == 0x58 or code == 0x8C:  # BINUNICODE, SHORT_BINUNICODE
+                if code == 0x58:
+                    length, pos = _U4.unpack_from(buf, pos)[0], pos + 4
+                else:
+                    length, pos = buf[pos], pos + 1
+                if pos + length > size:
+                    raise BrokenStream("truncated string", at)
+                if length > max_arg:
+                    stack.append(_OTHER)
+                else:
+                    text = _utf8(buf[pos:pos + length], at)
+                    state.add_string(text)
+                    stack.append(Val("const", text))
+                pos += length
+            elif code == 0x28:  # MARK
+                marks.append(len(stack))
+            elif code == 0x52 or code == 0x81:  # REDUCE, NEWOBJ
+                if len(stack) - 2 < floor:
+                    raise BrokenStream("REDUCE on a short stack", at)
+                args = stack.pop()
+                stack[-1] = _result_of(stack[-1], args)
+            elif code == 0x74:  # TUPLE
+                if not marks:
+                    raise BrokenStream("TUPLE without a MARK", at)
+                start = marks.pop()
+                items = tuple(stack[start:])
+                del stack[start:]
+                stack.append(Val("tuple", items))
+            elif 0x85 <= code <= 0x87:  # TUPLE1..3
+                n = code - 0x84
+                if len(stack) - n < floor:
+                    raise BrokenStream("TUPLE on a short stack", at)
+                items = tuple(stack[-n:])
+                del stack[-n:]
+                stack.append(Val("tuple", items))
+            elif code == 0x29:  # EMPTY_TUPLE
+                stack.append(_EMPTY_TUPLE)
+            elif code == 0x51:  # BINPERSID
+                if len(stack) <= floor:
+                    raise BrokenStream("BINPERSID on an empty stack", at)
+                stack[-1] = state.persistent(stack[-1], at)
+            elif code == 0x88 or code == 0x89 or code == 0x4E:  # NEWTRUE, NEWFALSE, NONE
+                stack.append(_TRUE if code == 0x88 else _FALSE if code == 0x89 else _NONE)
+            elif code == 0x4D:  # BININT2
+                stack.append(Val("const", _U2.unpack_from(buf, pos)[0]))
+                pos += 2
+            elif code == 0x4A:  # BININT
+                stack.append(Val("const", _I4.unpack_from(buf, pos)[0]))
+                pos += 4
+            elif code == 0x7D:  # EMPTY_DICT
+                stack.append(_DICT)
+            elif code == 0x2E:  # STOP
+                state.pop_n(1, at)
+                state.out.complete = True
+                return
+            else:
+                pos = _one_op(state, buf, at, max_arg)
+    except (IndexError, struct.error):
+        raise BrokenStream("truncated opcode argument", pos) from None
+
+
+def _one_op(state: _State, buf: bytes, at: int, max_arg: int) -> int:
+    """Any other opcode, parsed by OpReader; returns where the next one starts."""
+    source = io.BytesIO(buf)
+    source.seek(at)
+    reader = OpReader(source, max_arg)
+    op = reader.next_op()
+    if op is None:
+        raise BrokenStream("stream ends before STOP", at)
+    if op.name == "STOP":
+        raise BrokenStream("STOP outside the fast loop", at)  # not reached: STOP is handled inline
+    state.step(op)
+    return reader.pos
+
+
+class _Chained(io.RawIOBase):
+    """The bytes already read, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _utf8(data: bytes, at: int) -> str:
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise BrokenStream("undecodable string", at) from None
 
 
 class _State:
     def __init__(self, out: TorchPickle) -> None:
         self.out = out
         self.stack: list[Val] = []
-        self.metastack: list[list[Val]] = []
+        self.marks: list[int] = []  # where each open MARK's frame starts in ``stack``
         self.memo: dict[object, Val] = {}
         self._seen: set[str] = set()
 
-    # -- stack primitives, failing where CPython's unpickler fails
-    def pop(self, op: Op) -> Val:
-        if not self.stack:
-            raise BrokenStream(f"{op.name} on an empty stack", op.pos)
-        return self.stack.pop()
+    # -- stack primitives, failing where CPython's unpickler fails (the frame above the last MARK)
+    def _floor(self) -> int:
+        return self.marks[-1] if self.marks else 0
 
-    def pop_mark(self, op: Op) -> list[Val]:
-        if not self.metastack:
-            raise BrokenStream(f"{op.name} without a MARK", op.pos)
-        items, self.stack = self.stack, self.metastack.pop()
+    def top(self, at: int) -> Val:
+        if len(self.stack) <= self._floor():
+            raise BrokenStream("opcode on an empty stack", at)
+        return self.stack[-1]
+
+    def pop_n(self, n: int, at: int) -> list[Val]:
+        if len(self.stack) - n < self._floor():
+            raise BrokenStream("opcode on a short stack", at)
+        items = self.stack[len(self.stack) - n:]
+        del self.stack[len(self.stack) - n:]
+        return items
+
+    def pop(self, op: Op) -> Val:
+        return self.pop_n(1, op.pos)[0]
+
+    def pop_mark(self, at: int) -> list[Val]:
+        if not self.marks:
+            raise BrokenStream("opcode without a MARK", at)
+        start = self.marks.pop()
+        items = self.stack[start:]
+        del self.stack[start:]
         return items
 
     def step(self, op: Op) -> None:
@@ -126,10 +279,9 @@ class _State:
         spec = _SPECS[op.name]
         before = [s.name for s in spec.stack_before]
         if "mark" in before:
-            self.pop_mark(op)
+            self.pop_mark(op.pos)
             before = before[: before.index("mark")]
-        for _ in before:
-            self.pop(op)
+        self.pop_n(len(before), op.pos)
         after = [s.name for s in spec.stack_after]
         for kind in after:
             self.stack.append(Val("const", op.arg) if kind in _CONST_KINDS and op.arg is not SKIPPED else _OTHER)
@@ -145,18 +297,18 @@ class _State:
         if isinstance(value, str) and len(self.out.strings) < _MAX_STRINGS:
             self.out.strings.append(value)
 
-    def persistent(self, pid: Val, op: Op) -> Val:
+    def persistent(self, pid: Val, at: int) -> Val:
         items = pid.data if pid.kind == "tuple" and isinstance(pid.data, tuple) else ()
         values = [v.data if v.kind in ("const", "global") else None for v in items]
         if len(values) >= 5 and values[0] == "storage" and isinstance(values[1], str) \
                 and isinstance(values[2], str) and isinstance(values[4], int) and not isinstance(values[4], bool):
-            self.out.storages.append(StorageRef(values[2], values[1].rsplit(".", 1)[-1], values[4], op.pos))
-        return Val("storage")
+            self.out.storages.append(StorageRef(values[2], values[1].rsplit(".", 1)[-1], values[4], at))
+        return _STORAGE
 
-    def set_item(self, target: Val, op: Op) -> None:
+    def set_item(self, target: Val, opcode: str, at: int) -> None:
         fault = _non_dict(target)
         if fault is not None:
-            self.out.setitem_faults.append(SetItemOnNonDict(op.name, fault, op.pos))
+            self.out.setitem_faults.append(SetItemOnNonDict(opcode, fault, at))
 
 
 def _non_dict(target: Val) -> str | None:
@@ -177,18 +329,28 @@ def _result_of(func: Val, args: Val) -> Val:
     if func.kind != "global":
         return _OTHER
     name = str(func.data)
-    if name in DICT_CLASSES:
-        return Val("dict")
-    if name.startswith(_TENSOR_PREFIXES):
-        return Val("tensor")
     module, _, short = name.rpartition(".")
     if module == "torch.jit._pickle" and short in _JIT_LIST_BUILDERS:
         items = args.data if args.kind == "tuple" and isinstance(args.data, tuple) else ()
         return items[0] if items else _OTHER
+    return _instance_of(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _instance_of(name: str) -> Val:
+    if name in DICT_CLASSES:
+        return Val("dict")
+    if name.startswith(TENSOR_PREFIXES):
+        return _TENSOR
     return Val("object", name)
 
 
 _Handler = Callable[["_State", Op], None]
+_U2, _U4, _I4 = struct.Struct("<H"), struct.Struct("<I"), struct.Struct("<i")
+_EMPTY_TUPLE, _DICT, _STORAGE = Val("tuple", ()), Val("dict"), Val("storage")
+_TRUE, _FALSE, _NONE = Val("const", True), Val("const", False), Val("const", None)
+_SMALL_INTS = tuple(Val("const", i) for i in range(256))
+_TENSOR = Val("tensor")
 
 
 def _const(s: _State, op: Op) -> None:
@@ -197,8 +359,7 @@ def _const(s: _State, op: Op) -> None:
 
 
 def _mark(s: _State, op: Op) -> None:
-    s.metastack.append(s.stack)
-    s.stack = []
+    s.marks.append(len(s.stack))
 
 
 def _push(kind: str) -> _Handler:
@@ -212,7 +373,7 @@ def _push(kind: str) -> _Handler:
 
 def _from_mark(kind: str) -> _Handler:
     def handle(s: _State, op: Op) -> None:
-        items = s.pop_mark(op)
+        items = s.pop_mark(op.pos)
         s.stack.append(Val(kind, tuple(items)) if kind == "tuple" else Val(kind))
 
     return handle
@@ -220,8 +381,7 @@ def _from_mark(kind: str) -> _Handler:
 
 def _tuple_n(n: int) -> _Handler:
     def handle(s: _State, op: Op) -> None:
-        items = [s.pop(op) for _ in range(n)][::-1]
-        s.stack.append(Val("tuple", tuple(items)))
+        s.stack.append(Val("tuple", tuple(s.pop_n(n, op.pos))))
 
     return handle
 
@@ -234,7 +394,7 @@ def _global(s: _State, op: Op) -> None:
 
 
 def _stack_global(s: _State, op: Op) -> None:
-    name, module = s.pop(op), s.pop(op)
+    module, name = s.pop_n(2, op.pos)
     if module.kind == "const" and name.kind == "const" and isinstance(module.data, str) \
             and isinstance(name.data, str):
         s.stack.append(s.add_global(f"{module.data}.{name.data}"))
@@ -243,79 +403,67 @@ def _stack_global(s: _State, op: Op) -> None:
 
 
 def _inst(s: _State, op: Op) -> None:
-    args = s.pop_mark(op)
+    args = s.pop_mark(op.pos)
     _global(s, op)
     s.stack.append(_result_of(s.pop(op), Val("tuple", tuple(args))))
 
 
 def _obj(s: _State, op: Op) -> None:
-    items = s.pop_mark(op)
+    items = s.pop_mark(op.pos)
     if not items:
         raise BrokenStream("OBJ without a class", op.pos)
     s.stack.append(_result_of(items[0], Val("tuple", tuple(items[1:]))))
 
 
 def _reduce(s: _State, op: Op) -> None:
-    args = s.pop(op)
-    s.stack.append(_result_of(s.pop(op), args))
+    func, args = s.pop_n(2, op.pos)
+    s.stack.append(_result_of(func, args))
 
 
 def _newobj_ex(s: _State, op: Op) -> None:
-    s.pop(op)
-    _reduce(s, op)
+    cls, args, _ = s.pop_n(3, op.pos)
+    s.stack.append(_result_of(cls, args))
 
 
 def _build(s: _State, op: Op) -> None:
     s.pop(op)
-    if not s.stack:
-        raise BrokenStream("BUILD on an empty stack", op.pos)
+    s.top(op.pos)
 
 
 def _binpersid(s: _State, op: Op) -> None:
-    s.stack.append(s.persistent(s.pop(op), op))
+    s.stack.append(s.persistent(s.pop(op), op.pos))
 
 
 def _persid(s: _State, op: Op) -> None:
-    s.stack.append(Val("storage"))
+    s.stack.append(_STORAGE)
 
 
 def _setitem(s: _State, op: Op) -> None:
-    s.pop(op)
-    s.pop(op)
-    if not s.stack:
-        raise BrokenStream("SETITEM on an empty stack", op.pos)
-    s.set_item(s.stack[-1], op)
+    s.pop_n(2, op.pos)
+    s.set_item(s.top(op.pos), op.name, op.pos)
 
 
 def _setitems(s: _State, op: Op) -> None:
-    s.pop_mark(op)
-    if not s.stack:
-        raise BrokenStream("SETITEMS on an empty stack", op.pos)
-    s.set_item(s.stack[-1], op)
+    s.pop_mark(op.pos)
+    s.set_item(s.top(op.pos), op.name, op.pos)
 
 
 def _append(s: _State, op: Op) -> None:
     s.pop(op)
-    if not s.stack:
-        raise BrokenStream("APPEND on an empty stack", op.pos)
+    s.top(op.pos)
 
 
 def _appends(s: _State, op: Op) -> None:
-    s.pop_mark(op)
-    if not s.stack:
-        raise BrokenStream("APPENDS on an empty stack", op.pos)
+    s.pop_mark(op.pos)
+    s.top(op.pos)
 
 
 def _put(s: _State, op: Op) -> None:
-    if not s.stack:
-        raise BrokenStream(f"{op.name} on an empty stack", op.pos)
-    s.memo[op.arg] = s.stack[-1]
+    s.memo[op.arg] = s.top(op.pos)
 
 
 def _memoize(s: _State, op: Op) -> None:
-    if not s.stack:
-        raise BrokenStream("MEMOIZE on an empty stack", op.pos)
-    s.memo[len(s.memo)] = s.stack[-1]
+    s.memo[len(s.memo)] = s.top(op.pos)
 
 
 def _get(s: _State, op: Op) -> None:
@@ -325,15 +473,14 @@ def _get(s: _State, op: Op) -> None:
 
 
 def _pop(s: _State, op: Op) -> None:
-    if s.stack:
+    if len(s.stack) > s._floor():
         s.stack.pop()
     else:
-        s.pop_mark(op)
+        s.pop_mark(op.pos)  # CPython: POP on an empty frame discards the mark
 
 
 def _dup(s: _State, op: Op) -> None:
-    s.stack.append(s.pop(op))
-    s.stack.append(s.stack[-1])
+    s.stack.append(s.top(op.pos))
 
 
 def _ignore(s: _State, op: Op) -> None:

@@ -35,6 +35,7 @@ from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torch_archive, torch_tar
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
+from app.core.scanners.pickle_engine.torch_trust import StorageRef
 from app.core.scanners.pickle_engine.values import Value
 
 RULE_UNREADABLE = "container-unreadable"
@@ -84,6 +85,7 @@ class ContainerWalker:
         self.memory = memory or process_budget(limits)  # held while a member is materialized
         self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
         self.opcode_counts: list[OpcodeCount] = []  # one per pickle stream walked, in walk order
+        self._torch_storages: dict[str, list[StorageRef]] = {}  # torch zip record -> storages it declares
 
     @property
     def opcodes(self) -> int:
@@ -198,7 +200,10 @@ class ContainerWalker:
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
         # joblib.load opens files it is given, not torch's archive records or legacy streams.
         joblib = max_pickles is None and not self._in_torch_zip
-        self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib)
+        torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES
+        result = self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib, torch_load=torch_load)
+        if self._in_torch_zip and member is not None and result.storages:
+            self._torch_storages[member] = result.storages
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
@@ -240,6 +245,8 @@ class ContainerWalker:
                 self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
             finally:
                 self._in_torch_zip -= is_torch
+        if is_torch:  # the storages torch.load's unpickler declared, against their records
+            torch_archive.check_storages(members, self._torch_storages, self.sink, member)
 
     def _torch_reading(self, blob: Blob, members: list[ZipMember], member: str | None) -> frozenset[str]:
         """torch's own reading (TorchScript, storage sizes, SETITEMS targets); the pickles it leaves to

@@ -4,6 +4,7 @@ torch zip (storage sizes, SETITEM targets). Archives are built byte by byte (tes
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch
 from app.core.scanners.pickle_engine.torchscript_ops import OpRisk
 from app.core.scanners.pickle_engine.walker import ContainerWalker
 from app.sources.local import LocalSource
+from tests.corpus import torch_writer
 from tests.corpus import torchscript as corpus
 from tests.corpus import torchscript_writer as ts
 from tests.corpus.registry import Case, all_cases
@@ -107,8 +109,6 @@ def test_a_torchbind_class_in_the_pickle_is_native_code() -> None:
 
 
 def test_a_nested_torchscript_archive_names_its_path() -> None:
-    import zipfile
-
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("bundle/model.pt", corpus.file_write_code())
@@ -232,3 +232,44 @@ def test_a_constant_storage_is_checked_in_the_constants_folder() -> None:
     found = [f for f in walk(ts.archive("f", records)) if f.rule == "torch-storage-size-mismatch"]
     assert [(f.severity, f.member, f.evidence) for f in found] == [
         (Severity.CRITICAL, "f/constants.pkl", "0: declared 1200, record 12")]
+
+
+# -- the same trust, in the generic engine's torch.load reading (ordinary torch zips, legacy checkpoints)
+def _state_dict_zip(truncate: int = 0) -> bytes:
+    """torch.save({"w": tensor}) as torch_writer lays it out, its storage record cut by ``truncate`` bytes."""
+    data = torch_writer.save_zip({"w": torch_writer.Tensor((4, 4))}, "pytorch_model")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            body = src.read(info)
+            dst.writestr(info.filename, body[: len(body) - truncate] if info.filename.endswith("data/0") else body)
+    return out.getvalue()
+
+
+def test_torch_load_storages_are_checked_from_the_generic_reading() -> None:
+    # torch/serialization.py _load.persistent_load: numel * itemsize bytes of "data/<key>".
+    assert [f for f in walk(_state_dict_zip()) if f.rule == "torch-storage-size-mismatch"] == []
+    found = [f for f in walk(_state_dict_zip(truncate=4)) if f.rule == "torch-storage-size-mismatch"]
+    assert [(f.severity, f.member, f.evidence) for f in found] == [
+        (Severity.CRITICAL, "pytorch_model/data.pkl", "0: declared 64, record 60")]
+
+
+@pytest.mark.parametrize(("target", "fault"), [
+    # a storage from persistent_load, then SETITEMS on it (the CVE-2026-24747 shape)
+    (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ", "a storage"),
+    (b"](K\x01e", "a list"),
+    (b"ctorch._utils\n_rebuild_tensor_v2\n(K\x00tR", "a tensor"),
+])
+def test_setitems_on_a_non_dict_is_critical_where_torch_load_reads(target: bytes, fault: str) -> None:
+    # torch/_weights_only_unpickler.py load() SETITEMS before _check_set_item_target (torch 2.10).
+    pickle = b"\x80\x02" + target + b"(K\x00K\x01u."
+    data = ts.archive("pytorch_model", {"data.pkl": pickle, "data/0": bytes(16)})
+    found = [f for f in walk(data) if f.rule == "torch-setitem-non-dict"]
+    assert [f.severity for f in found] == [Severity.CRITICAL] and fault in found[0].message
+
+
+def test_setitems_on_a_non_dict_in_a_plain_pickle_is_left_to_the_generic_rules() -> None:
+    # pickle.load of a bare .pkl: list[0] = 1 is an IndexError, not memory corruption.
+    sink = FindingSink("data.pkl", "hfvet-pickle")
+    ContainerWalker(sink, Limits()).scan(BytesBlob(b"\x80\x02](K\x01e(K\x00K\x01u."), "pickle")
+    assert not [f for f in sink.findings if f.rule == "torch-setitem-non-dict"]
