@@ -273,3 +273,17 @@ def test_setitems_on_a_non_dict_in_a_plain_pickle_is_left_to_the_generic_rules()
     sink = FindingSink("data.pkl", "hfvet-pickle")
     ContainerWalker(sink, Limits()).scan(BytesBlob(b"\x80\x02](K\x01e(K\x00K\x01u."), "pickle")
     assert not [f for f in sink.findings if f.rule == "torch-setitem-non-dict"]
+
+
+def test_setitems_on_a_list_in_a_legacy_checkpoint_is_critical() -> None:
+    # torch/serialization.py _legacy_load unpickles the object with the same weights_only Unpickler.
+    import pickle
+
+    head = b"".join(pickle.dumps(v, protocol=2) for v in (
+        torch_writer.TORCH_MAGIC, torch_writer.PROTOCOL_VERSION,
+        {"protocol_version": torch_writer.PROTOCOL_VERSION, "little_endian": True,
+         "type_sizes": {"short": 2, "int": 4, "long": 4}}))
+    data = head + b"\x80\x02}](K\x01e(K\x00K\x01u0." + pickle.dumps([], protocol=2)
+    sink = FindingSink("pytorch_model.bin", "hfvet-pickle")
+    ContainerWalker(sink, Limits()).scan(BytesBlob(data), "torch-legacy")
+    assert [f.severity for f in sink.findings if f.rule == "torch-setitem-non-dict"] == [Severity.CRITICAL]
