@@ -88,7 +88,7 @@ def _method(func: ast.Attribute, methods: set[str], line: int) -> Iterator[CodeU
     name = func.attr
     if name in methods:
         return  # one of the archive's own methods (its body is read as well)
-    if name in ts_ops.FILE_OPS or name in ts_ops.NETWORK_OPS:
+    if _system_name(name):
         yield CodeUse(f"<value>.{name}(...)", ts_ops.judge_op("aten", name), line)
 
 
@@ -102,10 +102,14 @@ def _judge_chain(chain: str) -> OpJudgement | None:
         return ts_ops.judge_op(parts[2], parts[3])
     if len(parts) >= 3 and parts[0] == "ops":
         return ts_ops.judge_op(parts[1], parts[2])
-    if len(parts) == 2 and parts[0] == "torch" and chain.startswith("torch."):
-        judged = ts_ops.judge_op("aten", parts[1])
+    if parts[0] == "torch" and chain.startswith("torch.") and (len(parts) == 2 or _system_name(parts[-1])):
+        judged = ts_ops.judge_op("aten", parts[-1])  # torch.save, torch.distributed.rpc.rpc_async
         return judged if judged.risk is not ts_ops.OpRisk.BUILTIN else None
     return None
+
+
+def _system_name(name: str) -> bool:
+    return name in ts_ops.FILE_OPS or name in ts_ops.NETWORK_OPS
 
 
 def dotted(node: ast.expr) -> str | None:

@@ -12,9 +12,9 @@ The operators below are the ones torch itself registers that leave the process's
   pickles a value and writes it to ``filename`` with ``std::fstream``;
 - ``aten::from_file(str filename, bool? shared, int? size, ...)`` (aten/src/ATen/native/
   TensorFactories.cpp) maps ``filename`` into a tensor's storage (writes go back with shared=True);
-- the RPC operators (torch/csrc/jit/runtime/register_distributed_ops.cpp: ``aten::rpc_async``,
-  ``aten::rpc_sync``, ``aten::rpc_remote``, ``aten::to_here``) and the c10d collectives
-  (``c10d::``, ``_c10d_functional::``) talk to other processes over the network.
+- the RPC operators (torch/csrc/jit/runtime/register_distributed_ops.cpp: ``prim::rpc_async``,
+  ``prim::rpc_sync``, ``prim::rpc_remote``, ``aten::to_here``, the ``dist_rpc`` TorchBind classes)
+  and the c10d collectives (``c10d::``, ``_c10d_functional::``) talk to other processes over the network.
 Everything else torch registers computes on tensors and values in memory.
 """
 
@@ -40,7 +40,7 @@ class OpJudgement:
 FILE_OPS = {"save": "writes a file (aten::save)", "from_file": "maps a file into a tensor (aten::from_file)"}
 NETWORK_OPS = frozenset({"rpc_async", "rpc_sync", "rpc_remote", "to_here"})
 NETWORK_NAMESPACES = frozenset({"c10d", "_c10d_functional", "c10d_functional", "_c10d_functional_autograd",
-                                "_dtensor", "dist_c10d", "dist_autograd", "rpc"})
+                                "_dtensor", "dist_c10d", "dist_autograd", "dist_rpc", "rpc"})
 # Namespaces libtorch registers itself (operators and TorchBind classes).
 TORCH_NAMESPACES = frozenset({
     "aten", "prim", "prims", "quantized", "_quantized", "quantized_decomposed", "prepacked", "xnnpack",
@@ -54,7 +54,7 @@ DOMAIN_LIBRARIES = frozenset({"torchvision", "torchaudio", "torchtext", "torchre
 
 def judge_op(namespace: str, name: str) -> OpJudgement:
     """``namespace::name`` as TorchScript code or bytecode calls it."""
-    if namespace in NETWORK_NAMESPACES or (namespace == "aten" and name in NETWORK_OPS):
+    if namespace in NETWORK_NAMESPACES or (namespace in ("aten", "prim") and name in NETWORK_OPS):
         return OpJudgement(OpRisk.SYSTEM, f"{namespace}::{name} talks to other processes over the network")
     if namespace == "aten" and name in FILE_OPS:
         return OpJudgement(OpRisk.SYSTEM, f"{namespace}::{name} {FILE_OPS[name]}")

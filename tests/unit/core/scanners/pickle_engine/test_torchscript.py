@@ -151,6 +151,8 @@ def f(x: Tensor) -> Tensor:
     _1 = ops.my_ext.fused(x)
     _2 = ops.quantized.linear(x, x)
     _3 = ops.c10d.allreduce_([x])
+    _4 = torch.distributed.rpc.rpc_async("worker1", "__torch__.f", (x,))
+    _5 = ops.prim.rpc_sync("worker1", "__torch__.f", (x,))
     obj = torch.classes.acme.Thing()
     return torch.relu(x)
 """
@@ -159,6 +161,8 @@ def f(x: Tensor) -> Tensor:
     assert uses["ops.my_ext.fused"][0] is OpRisk.CUSTOM
     assert uses["ops.quantized.linear"][0] is OpRisk.BUILTIN
     assert uses["ops.c10d.allreduce_"][0] is OpRisk.SYSTEM
+    assert uses["torch.distributed.rpc.rpc_async"][0] is OpRisk.SYSTEM
+    assert uses["ops.prim.rpc_sync"][0] is OpRisk.SYSTEM
     assert uses["torch.classes.acme.Thing"][0] is OpRisk.CUSTOM
     assert "torch.relu" not in uses
 
