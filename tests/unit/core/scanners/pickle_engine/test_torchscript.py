@@ -4,6 +4,7 @@ torch zip (storage sizes, SETITEM targets). Archives are built byte by byte (tes
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from app.core.formats.blobs import BytesBlob
 from app.core.limits import Limits
 from app.core.pipeline import vet
 from app.core.scanners import all_scanners
-from app.core.scanners.pickle_engine import torchscript_code
+from app.core.scanners.pickle_engine import torch_pickle, torchscript_code
 from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch_pickle
 from app.core.scanners.pickle_engine.torchscript_ops import OpRisk
 from app.core.scanners.pickle_engine.walker import ContainerWalker
@@ -291,3 +292,28 @@ def test_setitems_on_a_list_in_a_legacy_checkpoint_is_critical() -> None:
     sink = FindingSink("pytorch_model.bin", "hfvet-pickle")
     ContainerWalker(sink, Limits()).scan(BytesBlob(data), "torch-legacy")
     assert [f.severity for f in sink.findings if f.rule == "torch-setitem-non-dict"] == [Severity.CRITICAL]
+
+
+def _both_ways(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[TorchPickle, TorchPickle]:
+    fast = read_torch_pickle(io.BytesIO(data), Limits())
+    monkeypatch.setattr(torch_pickle, "FAST_BYTES", 1)  # the streaming reader (pickles over 8 MiB)
+    streamed = read_torch_pickle(io.BytesIO(data), Limits())
+    monkeypatch.undo()
+    return fast, streamed
+
+
+def test_the_in_memory_and_streaming_readers_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, streamed = _both_ways(corpus._net_data(), monkeypatch)
+    assert fast == streamed and fast.complete and len(fast.storages) == 4
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_reader_never_raises_on_mangled_pickles(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Fail closed: a stream the reader cannot follow is "not complete" (the generic reading then covers it).
+    rng = random.Random(seed)
+    data = bytearray(corpus._net_data())
+    for _ in range(rng.randint(1, 8)):
+        data[rng.randrange(len(data))] = rng.randrange(256)
+    cut = bytes(data[: rng.randint(0, len(data))]) if seed % 3 == 0 else bytes(data)
+    for read in _both_ways(cut, monkeypatch):
+        assert read.complete or read.problem
