@@ -3,7 +3,8 @@
 Benign: what ``torch.jit.save`` / ``_save_for_lite_interpreter`` write for ordinary modules (a
 conv + linear net, a scripted function, a lite-interpreter ``.ptl``). Hostile: TorchScript code
 that calls ``aten::save`` / ``aten::from_file`` (file write / read, the CVE-2025-32434 chain),
-a custom op whose native library the repo ships, a storage whose declared size exceeds its record,
+a custom op whose native library the repo ships, a storage whose declared size exceeds its record, a
+tensor view past its storage,
 ``SETITEMS`` on a list, and a TorchScript archive whose pickle also imports ``os.system``.
 See tests/corpus/torchscript_writer.py for the layout.
 """
@@ -184,6 +185,16 @@ def oversized_storage() -> bytes:
     return ts.archive("model", records)
 
 
+def view_past_storage() -> bytes:
+    # unpickler.cpp rebuildTensor: set_sizes_and_strides over the storage, unchecked; the storage
+    # itself matches its record (2 floats), the 2 x 8 view reaches element 16.
+    records = _net_records()
+    records["data.pkl"] = ts.pickle_of(_module("__torch__.torch.nn.modules.linear.Linear",
+                                               weight=ts.tensor("2", (2, 8), numel=2), bias=ts.tensor("3", (2,))))
+    records["data/2"] = ts.raw_storage((2,))
+    return ts.archive("model", records)
+
+
 def setitems_on_list() -> bytes:
     # torch/_weights_only_unpickler.py load(): SETITEMS did stack[-1][k] = v on any target until
     # _check_set_item_target (torch 2.10, CVE-2026-24747). A torch zip, not TorchScript: torch.load reads it.
@@ -229,6 +240,9 @@ register_all([
     Case("torchscript", "storage-larger-than-record", "hostile", lambda: {"model.pt": oversized_storage()},
          why="data.pkl declares 1M floats over an 64-byte record: torch reads past the buffer",
          rule="torch-storage-size-mismatch"),
+    Case("torchscript", "tensor-view-past-storage", "hostile", lambda: {"model.pt": view_past_storage()},
+         why="a 2 x 8 tensor over a 2-element storage: torch.jit.load builds the view without a bounds check",
+         rule="torchscript-tensor-out-of-bounds"),
     Case("torchscript", "setitems-on-a-list", "hostile", lambda: {"pytorch_model.bin": setitems_on_list()},
          why="SETITEMS on a list: memory corruption in torch.load(weights_only=True) before torch 2.10",
          rule="torch-setitem-non-dict"),

@@ -64,6 +64,9 @@ class PickleScanner:
         RuleInfo(torch_zip.RULE_SETITEM, Severity.CRITICAL,
                  "SETITEM(S) on a non-dict in a pickle torch.load reads (CVE-2026-24747; medium where only the "
                  "TorchScript unpickler reads it)"),
+        RuleInfo(torch_zip.RULE_VIEW, Severity.CRITICAL,
+                 "a tensor in a TorchScript pickle views memory past its storage (the TorchScript unpickler "
+                 "does not check sizes and strides)"),
         RuleInfo(torch_zip.RULE_CUSTOM_OP, Severity.HIGH,
                  "TorchScript names an operator or TorchBind class of a native library torch does not ship "
                  "(medium for PyTorch's domain libraries)"),

@@ -48,6 +48,7 @@ RULE_UNREADABLE_CODE = "torchscript-unreadable-code"
 RULE_ARCHIVE = "torchscript-archive"
 RULE_STORAGE_SIZE = "torch-storage-size-mismatch"
 RULE_SETITEM = "torch-setitem-non-dict"
+RULE_VIEW = "torchscript-tensor-out-of-bounds"
 
 _RISK_RULES = {OpRisk.SYSTEM: (RULE_SYSTEM_OP, Severity.CRITICAL), OpRisk.CUSTOM: (RULE_CUSTOM_OP, Severity.HIGH),
                OpRisk.LIBRARY: (RULE_CUSTOM_OP, Severity.MEDIUM)}
@@ -123,6 +124,10 @@ class _Reading:
                 for ref in _first_per_key(read.storages):
                     self.storage(folder.path, name, ref)
                 self._setitems(record, read)
+                for fault in read.view_faults:
+                    self._add(RULE_VIEW, Severity.CRITICAL, record,
+                              f"a tensor {fault}: torch.jit.load's unpickler sets sizes and strides unchecked "
+                              "(unpickler.cpp rebuildTensor), so the tensor reads and writes past its storage", fault)
         self._code(folder)
         return taken
 

@@ -62,6 +62,7 @@ class TorchPickle:
     globals: list[str] = field(default_factory=list)  # "module.name", first-seen order
     storages: list[StorageRef] = field(default_factory=list)
     setitem_faults: list[SetItemOnNonDict] = field(default_factory=list)
+    view_faults: list[str] = field(default_factory=list)  # tensors whose view reaches past their storage
     strings: list[str] = field(default_factory=list)
     complete: bool = False  # read up to STOP with nothing it could not follow
     problem: str = ""  # why not complete
@@ -152,6 +153,7 @@ def _fast_loop(state: _State, buf: bytes, limits: Limits) -> None:
                 if len(stack) - 2 < floor:
                     raise BrokenStream("REDUCE on a short stack", at)
                 args = stack.pop()
+                state.check_view(stack[-1], args, at)
                 stack[-1] = _result_of(stack[-1], args)
             elif code == 0x74:  # TUPLE
                 if not marks:
@@ -303,12 +305,45 @@ class _State:
         if len(values) >= 5 and values[0] == "storage" and isinstance(values[1], str) \
                 and isinstance(values[2], str) and isinstance(values[4], int) and not isinstance(values[4], bool):
             self.out.storages.append(StorageRef(values[2], values[1].rsplit(".", 1)[-1], values[4], at))
+            return Val("storage", values[4])  # its element count, for the views built over it
         return _STORAGE
+
+    def check_view(self, func: Val, args: Val, at: int) -> None:
+        """unpickler.cpp rebuildTensor: ``set_sizes_and_strides`` over the storage, with no bounds check
+        (torch._utils._rebuild_tensor's ``set_`` checks; the TorchScript unpickler does not)."""
+        if func.kind != "global" or func.data not in _VIEW_REBUILDS or args.kind != "tuple":
+            return
+        items = args.data if isinstance(args.data, tuple) else ()
+        if len(items) < 4 or items[0].kind != "storage" or not isinstance(items[0].data, int):
+            return
+        offset, sizes, strides = _int(items[1]), _ints(items[2]), _ints(items[3])
+        if offset is None or sizes is None or strides is None or len(sizes) != len(strides):
+            return
+        numel = items[0].data
+        extent = 0 if 0 in sizes else offset + 1 + sum((n - 1) * st for n, st in zip(sizes, strides, strict=True))
+        if (offset < 0 or any(n < 0 or st < 0 for n, st in zip(sizes, strides, strict=True)) or extent > numel) \
+                and len(self.out.view_faults) < 20:
+            self.out.view_faults.append(f"offset {offset}, sizes {tuple(sizes)}, strides {tuple(strides)} reach "
+                                        f"element {extent} of a {numel}-element storage (at offset {at})")
 
     def set_item(self, target: Val, opcode: str, at: int) -> None:
         fault = _non_dict(target)
         if fault is not None:
             self.out.setitem_faults.append(SetItemOnNonDict(opcode, fault, at))
+
+
+_VIEW_REBUILDS = frozenset({"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_qtensor"})
+
+
+def _int(value: Val) -> int | None:
+    return value.data if value.kind == "const" and type(value.data) is int else None
+
+
+def _ints(value: Val) -> list[int] | None:
+    if value.kind != "tuple" or not isinstance(value.data, tuple):
+        return None
+    found = [_int(v) for v in value.data]
+    return None if any(v is None for v in found) else [v for v in found if v is not None]
 
 
 def _non_dict(target: Val) -> str | None:
@@ -417,6 +452,7 @@ def _obj(s: _State, op: Op) -> None:
 
 def _reduce(s: _State, op: Op) -> None:
     func, args = s.pop_n(2, op.pos)
+    s.check_view(func, args, op.pos)
     s.stack.append(_result_of(func, args))
 
 

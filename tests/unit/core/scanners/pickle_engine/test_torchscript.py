@@ -53,7 +53,7 @@ def test_case_through_all_scanners(case: Case, tmp_path: Path) -> None:
 def test_the_families_cover_the_issue() -> None:
     assert {c.name for c in CASES if c.kind == "hostile"} >= {
         "code-writes-file", "code-reads-file", "custom-op-with-library", "storage-larger-than-record",
-        "setitems-on-a-list", "pickle-imports-os-system"}
+        "setitems-on-a-list", "pickle-imports-os-system", "tensor-view-past-storage"}
 
 
 # -- the archive
@@ -317,3 +317,11 @@ def test_the_reader_never_raises_on_mangled_pickles(seed: int, monkeypatch: pyte
     cut = bytes(data[: rng.randint(0, len(data))]) if seed % 3 == 0 else bytes(data)
     for read in _both_ways(cut, monkeypatch):
         assert read.complete or read.problem
+
+
+def test_a_view_within_its_storage_is_not_a_fault() -> None:
+    assert _read(corpus._net_data()).view_faults == []
+    strided = ts.pickle_of(ts.tensor("0", (4, 4), numel=16))
+    assert _read(strided).view_faults == []
+    found = _read(ts.pickle_of(ts.tensor("0", (4, 4), numel=15))).view_faults
+    assert found == ["offset 0, sizes (4, 4), strides (4, 1) reach element 16 of a 15-element storage (at offset 142)"]
