@@ -83,8 +83,8 @@ class _Folder:
 
 def read_torch_archive(blob: Blob, members: list[ZipMember], sink: FindingSink, limits: Limits,
                        parent: str | None) -> frozenset[str]:
-    """Judge the archive as torch reads it; return the pickles torch reads only as TorchScript whose
-    globals are all TorchScript's own (the generic engine's Python reading does not apply to them)."""
+    """Judge the archive as torch reads it; return the records the generic Python reading does not
+    apply to: pickles only TorchScript reads whose globals are all TorchScript's own, raw storages."""
     by_name = {m.name: m for m in members if not m.is_dir}
     reading = _Reading(blob, by_name, sink, limits, parent)
     read_as_jit: set[str] = set()
@@ -129,6 +129,11 @@ class _Reading:
                               f"a tensor {fault}: torch.jit.load's unpickler sets sizes and strides unchecked "
                               "(unpickler.cpp rebuildTensor), so the tensor reads and writes past its storage", fault)
         self._code(folder)
+        # constants/<key> (and the lite interpreter's bytecode/<key>) are raw storage bytes, as data/<key>
+        # are: import_read.cpp hands them to the storage, never to an unpickler.
+        for sub in ("constants/", "bytecode/"):
+            prefix = _record(folder.path, sub)
+            taken.update(n for n in self.by_name if n.startswith(prefix) and n[len(prefix):].isdigit())
         return taken
 
     # -- what torch's unpicklers trust
@@ -178,7 +183,6 @@ class _Reading:
     def _code(self, folder: _Folder) -> None:
         prefix = _record(folder.path, "code/")
         files = sorted(n for n in self.by_name if n.startswith(prefix) and n.endswith(".py"))
-        namespaces: set[str] = set()
         for name in files:
             source = self._source(name)
             if source is None:
@@ -190,7 +194,7 @@ class _Reading:
                           f"TorchScript code that does not parse ({exc}): what it calls was not vetted", str(exc))
                 continue
             for use in uses:
-                self._use(name, use, namespaces)
+                self._use(name, use)
         self._add(RULE_ARCHIVE, Severity.INFO, _record(folder.path, "code/"),
                   f"read as TorchScript ({'lite interpreter, ' if folder.lite else ''}{len(files)} code files): "
                   "torch.jit.load compiles them and imports no Python; forward() runs the operators they name",
@@ -211,7 +215,7 @@ class _Reading:
                       str(exc)[:200])
             return None
 
-    def _use(self, name: str, use: torchscript_code.CodeUse, namespaces: set[str]) -> None:
+    def _use(self, name: str, use: torchscript_code.CodeUse) -> None:
         if use.judgement is None:
             self._add(RULE_REFUSED, Severity.MEDIUM, name,
                       f"line {use.line}: {use.what} ({use.refused}); torch.jit refuses it, so the load fails, but "

@@ -44,7 +44,7 @@ _CONST_KINDS = frozenset({"int", "int_or_bool", "bytes_or_str", "bytes", "bytear
 @dataclass(frozen=True, slots=True)
 class Val:
     kind: str  # dict list tuple const storage tensor global object other
-    data: object = None  # const: the value; tuple: items; global/object: the dotted class name
+    data: object = None  # const: the value; tuple: items; global/object: the dotted name; storage: its numel
 
 
 _OTHER = Val("other")

@@ -325,3 +325,12 @@ def test_a_view_within_its_storage_is_not_a_fault() -> None:
     assert _read(strided).view_faults == []
     found = _read(ts.pickle_of(ts.tensor("0", (4, 4), numel=15))).view_faults
     assert found == ["offset 0, sizes (4, 4), strides (4, 1) reach element 16 of a 15-element storage (at offset 142)"]
+
+
+def test_constant_storages_are_raw_bytes_not_pickles() -> None:
+    # import_read.cpp: constants/<key> becomes a storage's bytes; nothing unpickles it (as data/<key>).
+    records = corpus._net_records()
+    records["constants/0"] = b"\x80\x02cos\nsystem\nX\x0a\x00\x00\x00echo pwned\x85R."
+    assert serious(walk(ts.archive("model", records))) == set()
+    records["extra/0"] = records.pop("constants/0")  # any other record is still vetted
+    assert ("pickle-dangerous-global", "model/extra/0") in serious(walk(ts.archive("model", records)))
