@@ -51,6 +51,7 @@ _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
 # fallback, numpy.load's allow_pickle fallback for content that is neither zip nor .npy.
 _LOADER_NAME = re.compile(r"\.(pkl|pickle|joblib|bin|pt|pth|ckpt|npy|npz)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
+_TORCH_NAME = re.compile(r"\.(pt|pth|bin|ckpt)$", re.IGNORECASE)  # names torch.load is pointed at
 
 
 @dataclass
@@ -86,6 +87,7 @@ class ContainerWalker:
         self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
         self.opcode_counts: list[OpcodeCount] = []  # one per pickle stream walked, in walk order
         self._torch_storages: dict[str, list[StorageRef]] = {}  # torch zip record -> storages it declares
+        self._torch_named = False  # the top-level file is a pickle named for torch.load
 
     @property
     def opcodes(self) -> int:
@@ -106,6 +108,9 @@ class ContainerWalker:
             # Text by content, but a loader unpickles it by name: its imports would run.
             self._guarded(None, lambda: self._loader_named_text(open_blob(blob)))
             return
+        # torch.load reads a file that is not a zip with _legacy_load, whose first unpickle (the magic
+        # number) is torch's weights_only unpickler on whatever pickle the file starts with.
+        self._torch_named = fmt == Format.PICKLE and _TORCH_NAME.search(name) is not None
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
 
     def _joblib_zfile(self, stream: BinaryIO) -> None:
@@ -200,7 +205,8 @@ class ContainerWalker:
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
         # joblib.load opens files it is given, not torch's archive records or legacy streams.
         joblib = max_pickles is None and not self._in_torch_zip
-        torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES
+        torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES or (
+            self._torch_named and member is None)
         result = self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib, torch_load=torch_load)
         if self._in_torch_zip and member is not None and result.storages:
             self._torch_storages[member] = result.storages

@@ -273,11 +273,14 @@ def test_setitems_on_a_non_dict_is_critical_where_torch_load_reads(target: bytes
     assert [f.severity for f in found] == [Severity.CRITICAL] and fault in found[0].message
 
 
-def test_setitems_on_a_non_dict_in_a_plain_pickle_is_left_to_the_generic_rules() -> None:
-    # pickle.load of a bare .pkl: list[0] = 1 is an IndexError, not memory corruption.
-    sink = FindingSink("data.pkl", "hfvet-pickle")
-    ContainerWalker(sink, Limits()).scan(BytesBlob(b"\x80\x02](K\x01e(K\x00K\x01u."), "pickle")
-    assert not [f for f in sink.findings if f.rule == "torch-setitem-non-dict"]
+@pytest.mark.parametrize(("name", "expected"), [("data.pkl", []), ("model.pt", [Severity.CRITICAL]),
+                                              ("pytorch_model.bin", [Severity.CRITICAL])])
+def test_setitems_in_a_bare_pickle_counts_where_torch_load_is_pointed(name: str, expected: list[Severity]) -> None:
+    # pickle.load of a bare .pkl: list[0] = 1 is an IndexError, not memory corruption. torch.load of a
+    # non-zip .pt runs _legacy_load, whose first unpickle (the "magic number") is the weights_only one.
+    sink = FindingSink(name, "hfvet-pickle")
+    ContainerWalker(sink, Limits()).scan(BytesBlob(b"\x80\x02](K\x01e(K\x00K\x01u."), "pickle", name)
+    assert [f.severity for f in sink.findings if f.rule == "torch-setitem-non-dict"] == expected
 
 
 def test_setitems_on_a_list_in_a_legacy_checkpoint_is_critical() -> None:
