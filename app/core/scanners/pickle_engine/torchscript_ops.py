@@ -47,6 +47,7 @@ TORCH_NAMESPACES = frozenset({
     "mkldnn", "mkldnn_prepacked", "onednn", "mkl", "sparse", "cuda", "profiler", "_caffe2", "inductor",
     "rngprims", "higher_order", "attr", "static_runtime", "fb", "_nested", "nested", "rnn", "torch",
     "onnx", "debugprims", "cudnn", "cpu", "mps", "xpu", "autograd", "upgraders",
+    "_nnapi", "metal", "metal_prepack", "vulkan", "vulkan_prepack",  # mobile backends built into libtorch
 })
 # PyTorch's domain libraries: their ops need that library's native extension, a known one.
 DOMAIN_LIBRARIES = frozenset({"torchvision", "torchaudio", "torchtext", "torchrec", "fbgemm"})
