@@ -351,10 +351,7 @@ def _non_dict(target: Val) -> str | None:
     if target.kind in ("dict", "other"):
         return None
     if target.kind == "object":
-        name = str(target.data)
-        # An instance of a class other than torch's could be a dict subclass: the generic engine
-        # judges it (pickle-object-mutation). torch's own classes never take items.
-        return f"an instance of {name}" if name.startswith("torch.") else None
+        return None  # an instance of a dict subclass takes items (protocol 2: NEWOBJ, then SETITEMS)
     return {"list": "a list", "tuple": "a tuple", "const": "a constant", "storage": "a storage",
             "tensor": "a tensor", "global": f"the imported {target.data}"}.get(target.kind, target.kind)
 

@@ -43,8 +43,9 @@ def storage_ref(pid: Value, pos: int) -> StorageRef | None:
 
 def non_dict_target(target: Value) -> str | None:
     """What a SETITEM(S) target is when it is known not to be a dict (None: a dict, or unknown).
-    Instances of classes other than torch's may be dict subclasses: the engine judges those
-    (pickle-object-mutation); an imported global is pickle-global-mutation already."""
+    An instance of any class may be of a dict subclass (protocol 2 pickles one as NEWOBJ, then
+    SETITEMS): the engine judges those (pickle-object-mutation); an imported global is
+    pickle-global-mutation already."""
     if isinstance(target, Persistent):
         return "a storage (persistent_load's result)"
     if isinstance(target, ListVal):
@@ -53,10 +54,7 @@ def non_dict_target(target: Value) -> str | None:
         return "a tuple"
     if isinstance(target, Const):
         return f"a constant ({type(target.value).__name__})"
-    if isinstance(target, Call) and isinstance(target.root, GlobalRef) and target.depth == 1:
-        name = target.root.dotted
-        if name.startswith(TENSOR_PREFIXES):
-            return f"a tensor ({name})"
-        if name.startswith("torch.") and name not in ("torch.nn.modules.container.ModuleDict",):
-            return f"an instance of {name}"
+    if isinstance(target, Call) and isinstance(target.root, GlobalRef) and target.depth == 1 \
+            and target.root.dotted.startswith(TENSOR_PREFIXES):
+        return f"a tensor ({target.root.dotted})"
     return None

@@ -196,14 +196,14 @@ def test_storages_are_read_from_persistent_ids() -> None:
 @pytest.mark.parametrize(("target", "fault"), [
     (b"](K\x01e", "a list"), (b")", "a tuple"), (b"K\x05", "a constant"),
     (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ", "a storage"),
-    (b"ctorch\nSize\n)R", "an instance of torch.Size"),
 ])
 def test_setitems_on_a_non_dict_is_seen(target: bytes, fault: str) -> None:
     data = b"\x80\x02" + target + b"q\x00" + b"0" + b"h\x00" + b"(K\x00K\x01u."  # via the memo, as BINGET
     assert [f.target for f in _read(data).setitem_faults] == [fault]
 
 
-@pytest.mark.parametrize("target", [b"}", b"(d", b"ccollections\nOrderedDict\n)R", b"c__main__\nUserDict\n)R"])
+@pytest.mark.parametrize("target", [b"}", b"(d", b"ccollections\nOrderedDict\n)R", b"c__main__\nUserDict\n)R",
+                                    b"ctorch.fx.immutable_collections\nimmutable_dict\n)\x81"])
 def test_setitems_on_a_dict_or_an_unknown_class_is_not_a_fault(target: bytes) -> None:
     data = b"\x80\x02" + target + b"(K\x00K\x01u" + b"K\x02K\x03s."
     assert _read(data).setitem_faults == []
