@@ -14,6 +14,7 @@ from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_engine import analysis as ops
 from app.core.scanners.pickle_engine import joblib_reading
+from app.core.scanners.pickle_engine import torch_archive as torch_zip
 from app.core.scanners.pickle_engine.walker import RULE_DIFFERENTIAL, RULE_UNREADABLE, ContainerWalker
 
 ENGINE_VERSION = "1.0"
@@ -58,6 +59,25 @@ class PickleScanner:
                  "an old joblib wrapper makes joblib.load open a side file: NDArrayWrapper with numpy, pickles "
                  "allowed (medium), ZNDArrayWrapper as raw bytes (low); high when its name leaves the folder or "
                  "is computed"),
+        RuleInfo(torch_zip.RULE_SYSTEM_OP, Severity.CRITICAL,
+                 "TorchScript code or bytecode calls an operator that writes or reads files (aten::save, "
+                 "aten::from_file) or reaches the network (RPC, c10d)"),
+        RuleInfo(torch_zip.RULE_STORAGE_SIZE, Severity.CRITICAL,
+                 "a torch zip storage declares more bytes than its record holds (out-of-bounds read before "
+                 "torch 2.10)"),
+        RuleInfo(torch_zip.RULE_SETITEM, Severity.CRITICAL,
+                 "SETITEM(S) on a non-dict in a pickle torch.load reads (CVE-2026-24747; medium where only the "
+                 "TorchScript unpickler reads it)"),
+        RuleInfo(torch_zip.RULE_VIEW, Severity.CRITICAL,
+                 "a tensor in a TorchScript pickle views memory past its storage (the TorchScript unpickler "
+                 "does not check sizes and strides)"),
+        RuleInfo(torch_zip.RULE_CUSTOM_OP, Severity.HIGH,
+                 "TorchScript names an operator or TorchBind class of a native library torch does not ship "
+                 "(medium for PyTorch's domain libraries)"),
+        RuleInfo(torch_zip.RULE_UNREADABLE_CODE, Severity.HIGH, "TorchScript code that does not parse"),
+        RuleInfo(torch_zip.RULE_REFUSED, Severity.MEDIUM,
+                 "TorchScript code with a Python-only construct torch.jit refuses (the load fails)"),
+        RuleInfo(torch_zip.RULE_ARCHIVE, Severity.INFO, "a torch zip read as TorchScript"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
         RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,

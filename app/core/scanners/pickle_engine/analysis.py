@@ -14,7 +14,7 @@ from app.core.findings import FindingSink, Severity
 from app.core.formats.detect import looks_like_pickle
 from app.core.formats.streams import CorruptStream
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
-from app.core.scanners.pickle_engine import calls, fast_loop, gc_pause, nested
+from app.core.scanners.pickle_engine import calls, fast_loop, gc_pause, nested, torch_trust
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from app.core.scanners.pickle_engine.joblib_reading import (
     DECODED_NAME,
@@ -44,6 +44,7 @@ RULE_BROKEN_INERT = "pickle-broken-inert"  # broke before any import or call: no
 # underflow, memo, a protocol-0 number) stays high: a loader that reads on would run what follows.
 _CERTAIN_BREAKS = ("invalid opcode byte", "stream ends before STOP", "empty pickle stream", "truncated ",
                    "unsupported pickle protocol")
+RULE_SETITEM = "torch-setitem-non-dict"
 
 _CALL_OPS = frozenset({"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"})
 _SNIFF = 256
@@ -57,6 +58,7 @@ class PickleAnalysis:
     broken: bool = False
     limit_hit: bool = False
     value: Value | None = None  # what the last complete top-level pickle returns (its STOP operand)
+    storages: list[torch_trust.StorageRef] = field(default_factory=list)  # torch.load readings only
 
 
 def analyze_pickles(
@@ -70,6 +72,7 @@ def analyze_pickles(
     joblib: bool = True,
     joblib_compat: bool = False,
     nesting: tuple[nested.NestedBudget, int] | None = None,
+    torch_load: bool = False,
 ) -> PickleAnalysis:
     """Walk the stacked pickles of ``stream`` (all of them, or the first ``max_pickles``).
 
@@ -93,6 +96,9 @@ def analyze_pickles(
     point name their reading in the evidence. ``joblib_compat`` is joblib's reader of its
     pre-0.10 files (``ZipNumpyUnpickler``): side-file wrappers only, no in-stream arrays.
 
+    ``torch_load`` (streams torch.load unpickles: torch zip records, legacy checkpoints) collects the
+    storages persistent ids declare and makes SETITEM(S) on a non-dict critical (see ``torch_trust``).
+
     Byte and string constants that hold pickles themselves are walked too (see ``nested``);
     ``nesting`` is the budget shared with the outer walk and this walk's depth.
     """
@@ -100,6 +106,7 @@ def analyze_pickles(
                                                     limits.max_nested_constant_bytes), 0)
     analyzer = _Analyzer(sink, limits, member, loader_named, joblib)
     analyzer.compat = joblib_compat
+    analyzer.torch_load = torch_load
     analyzer.nesting = (budget, depth)
     reader = OpReader(stream, limits.max_string_arg, nested.starts_like_inner, budget.per_constant)
     with gc_pause.collector_paused():
@@ -133,6 +140,7 @@ class _Analyzer(JoblibReading):
         self._loader_named = loader_named
         self._joblib = joblib  # joblib.load could open this stream: fork its reading at the first wrapper
         self.compat = False  # joblib's pre-0.10 unpickler: side files only
+        self.torch_load = False  # torch.load's unpickler reads this stream (storages, SETITEM targets)
         self._joblib_rules = False  # this analyzer is the joblib reading: wrappers read array data
         self._fork = None
         self._reading = ""  # once the readings diverge: which one this analyzer is
@@ -375,6 +383,18 @@ class _Analyzer(JoblibReading):
     def on_mutation(self, target: Value, values: Value, op: Op) -> None:
         self.ran_code = True
         self._report(calls.judge_mutation(target, values, f"{op.name} at offset {op.pos}"))
+        fault = torch_trust.non_dict_target(target) if self.torch_load and op.name.startswith("SETITEM") else None
+        if fault is not None:
+            self._add(RULE_SETITEM, Severity.CRITICAL,
+                      f"{op.name} at offset {op.pos} sets items on {fault}: torch.load's weights_only unpickler "
+                      "did so unchecked before torch 2.10 (CVE-2026-24747, memory corruption)",
+                      f"{op.name}@{op.pos} on {fault}")
+
+    def on_persistent(self, pid: Value, pos: int) -> None:
+        if self.torch_load and self._depth == 0 and len(self.result.storages) < self.limits.max_archive_members:
+            ref = torch_trust.storage_ref(pid, pos)
+            if ref is not None:
+                self.result.storages.append(ref)
 
     def _report(self, found: list[calls.CallFinding]) -> None:
         for item in found:

@@ -68,6 +68,9 @@ SAFE_GLOBALS: frozenset[str] = frozenset(
         "torch._tensor._rebuild_from_type", "torch._tensor._rebuild_from_type_v2",
         "torch.storage.UntypedStorage", "torch.storage.TypedStorage", "torch.storage._TypedStorage",
         "torch.serialization._get_layout",
+        # torch/jit/_pickle.py: identity functions over a list (TorchScript's typed-list tags)
+        *(f"torch.jit._pickle.{n}" for n in _words("build_intlist build_tensorlist build_doublelist "
+                                                    "build_boollist build_tensor_from_id restore_type_tag")),
         "numpy.ndarray", "numpy.dtype", "numpy.core.multiarray._reconstruct",
         # np.matrix pickles as _reconstruct(numpy.matrix, ...): an ndarray subclass, no code of its own at load
         "numpy.matrix", "numpy.matrixlib.defmatrix.matrix",

@@ -178,7 +178,7 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
             elif code == 0x51:  # BINPERSID
                 if not stack:
                     break
-                stack[-1] = OPAQUE
+                stack[-1] = machine.persistent(stack[-1], base + i)
                 end = i + 1
             elif code in _FIXED:  # NEWFALSE, NEWTRUE, NONE
                 append(_FIXED[code])

@@ -12,7 +12,7 @@ from app.core.scanners.pickle_engine.catalog import canonical
 from app.core.scanners.pickle_engine.evaluate import evaluate
 from app.core.scanners.pickle_engine.opcodes import HANDLERS
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op
-from app.core.scanners.pickle_engine.values import OPAQUE, Call, Const, GlobalRef, Value
+from app.core.scanners.pickle_engine.values import OPAQUE, PERSISTENT, Call, Const, GlobalRef, Value
 
 MAX_MEMO = 1_000_000  # beyond this, memo values are not kept (GET yields an opaque value)
 
@@ -27,6 +27,8 @@ class Events(Protocol):
     def on_mutation(self, target: Value, values: Value, op: Op) -> None: ...
 
     def on_build(self, target: Value, state: Value, op: Op) -> None: ...
+
+    def on_persistent(self, pid: Value, pos: int) -> None: ...
 
 
 _CONST_OPS = frozenset(
@@ -114,6 +116,11 @@ class PickleMachine:
                 raise BrokenStream(f"memo key {index} not found", op.pos)
             value = OPAQUE
         self.stack.append(value)
+
+    def persistent(self, pid: Value, pos: int) -> Value:
+        """BINPERSID: what persistent_load returns for ``pid`` (torch: a storage)."""
+        self.events.on_persistent(pid, pos)
+        return PERSISTENT
 
     def mutate(self, target: Value, values: Value, op: Op) -> None:
         self.events.on_mutation(target, values, op)

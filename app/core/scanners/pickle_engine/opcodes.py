@@ -55,8 +55,7 @@ def _persid(m: PickleMachine, op: Op) -> None:
 
 
 def _binpersid(m: PickleMachine, op: Op) -> None:
-    m.pop(op)
-    m.stack.append(OPAQUE)
+    m.stack.append(m.persistent(m.pop(op), op.pos))
 
 
 def _global(m: PickleMachine, op: Op) -> None:

@@ -18,6 +18,13 @@ class Opaque:
 OPAQUE = Opaque()
 
 
+class Persistent(Opaque):
+    """What ``persistent_load`` returns (a torch storage): opaque, but known not to be a dict."""
+
+
+PERSISTENT = Persistent()
+
+
 @dataclass(eq=False, slots=True)
 class Const:
     value: object

@@ -33,8 +33,9 @@ from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
-from app.core.scanners.pickle_engine import torch_tar
+from app.core.scanners.pickle_engine import torch_archive, torch_tar
 from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
+from app.core.scanners.pickle_engine.torch_trust import StorageRef
 from app.core.scanners.pickle_engine.values import Value
 
 RULE_UNREADABLE = "container-unreadable"
@@ -51,6 +52,7 @@ _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
 # fallback, numpy.load's allow_pickle fallback for content that is neither zip nor .npy.
 _LOADER_NAME = re.compile(r"\.(pkl|pickle|joblib|bin|pt|pth|ckpt|npy|npz)$", re.IGNORECASE)
 # torch reads <top>/data/<n> records as raw storage bytes; it never unpickles them.
+_TORCH_NAME = re.compile(r"\.(pt|pth|bin|ckpt)$", re.IGNORECASE)  # names torch.load is pointed at
 
 
 @dataclass
@@ -85,6 +87,8 @@ class ContainerWalker:
         self.memory = memory or process_budget(limits)  # held while a member is materialized
         self._in_torch_zip = 0  # > 0 while walking a torch archive's records: torch's unpickler reads them
         self.opcode_counts: list[OpcodeCount] = []  # one per pickle stream walked, in walk order
+        self._torch_storages: dict[str, list[StorageRef]] = {}  # torch zip record -> storages it declares
+        self._torch_named = False  # the top-level file is a pickle named for torch.load
 
     @property
     def opcodes(self) -> int:
@@ -105,6 +109,9 @@ class ContainerWalker:
             # Text by content, but a loader unpickles it by name: its imports would run.
             self._guarded(None, lambda: self._loader_named_text(open_blob(blob)))
             return
+        # torch.load reads a file that is not a zip with _legacy_load, whose first unpickle (the magic
+        # number) is torch's weights_only unpickler on whatever pickle the file starts with.
+        self._torch_named = fmt == Format.PICKLE and _TORCH_NAME.search(name) is not None
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
 
     def _joblib_zfile(self, stream: BinaryIO) -> None:
@@ -199,7 +206,11 @@ class ContainerWalker:
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
         # joblib.load opens files it is given, not torch's archive records or legacy streams.
         joblib = max_pickles is None and not self._in_torch_zip
-        self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib)
+        torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES or (
+            self._torch_named and member is None)
+        result = self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib, torch_load=torch_load)
+        if self._in_torch_zip and member is not None and result.storages:
+            self._torch_storages[member] = result.storages
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
@@ -226,12 +237,12 @@ class ContainerWalker:
             directory = zip_reader.read_directory(blob)
         except CorruptStream as exc:
             error = str(exc)
-            self._guarded(member, lambda: self._torch_reading(blob, None, error, member, depth))
+            self._guarded(member, lambda: self._miniz_reading(blob, None, error, member, depth))
             raise
         self._walk_zip(blob, directory, member, depth)
-        self._guarded(member, lambda: self._torch_reading(blob, directory, None, member, depth))
+        self._guarded(member, lambda: self._miniz_reading(blob, directory, None, member, depth))
 
-    def _torch_reading(self, blob: Blob, directory: list[ZipMember] | None, error: str | None,
+    def _miniz_reading(self, blob: Blob, directory: list[ZipMember] | None, error: str | None,
                        member: str | None, depth: int) -> None:
         """torch.load reads the zip with miniz: where that reading differs, say so and walk what it reads."""
         found = zip_differential.compare(blob, directory, error)
@@ -250,14 +261,15 @@ class ContainerWalker:
     def _walk_zip(self, blob: Blob, directory: list[ZipMember], member: str | None, depth: int) -> None:
         members = self._capped(directory, member)
         is_torch = refine_zip([m.name for m in members]) == Format.PYTORCH_ZIP
+        read_as_jit = self._torch_reading(blob, members, member) if is_torch else frozenset()
         opened = [m for m in zip_reader.in_data_order(members)
-                  if not (m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)))]
+                  if not (m.is_dir or (is_torch and zip_reader.is_torch_storage(m.name)) or m.name in read_as_jit)]
         # Batch the header and first-buffer reads: one read per member is slow on 100k members.
         blob = zip_reader.prefetch(blob, opened, lambda m: min(m.compressed_size, READ_BUFFER))
         for m in opened:
             entry = Entry(
                 _child(member, m.name), m.size,
-                    open_stream=lambda m=m: zip_reader.open_member(blob, m, self.limits),  # type: ignore[misc]
+                open_stream=lambda m=m: zip_reader.open_member(blob, m, self.limits),  # type: ignore[misc]
                 reopenable=True,
                 open_blob=_stored_window(blob, m),
             )
@@ -266,6 +278,16 @@ class ContainerWalker:
                 self._guarded(entry.name, lambda e=entry: self._entry(e, depth))  # type: ignore[misc]
             finally:
                 self._in_torch_zip -= is_torch
+        if is_torch:  # the storages torch.load's unpickler declared, against their records
+            torch_archive.check_storages(members, self._torch_storages, self.sink, member)
+
+    def _torch_reading(self, blob: Blob, members: list[ZipMember], member: str | None) -> frozenset[str]:
+        """torch's own reading (TorchScript, storage sizes, SETITEMS targets); the pickles it leaves to
+        TorchScript alone. On any error, none: the generic reading then covers them all (fail closed)."""
+        read: list[frozenset[str]] = []
+        self._guarded(member, lambda: read.append(torch_archive.read_torch_archive(
+            blob, members, self.sink, self.limits, member)))
+        return read[0] if read else frozenset()
 
     def _sevenzip(self, blob: Blob, member: str | None, depth: int) -> None:
         from app.core.formats import sevenzip  # py7zr: loaded only when a 7z archive appears
