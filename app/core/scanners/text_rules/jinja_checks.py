@@ -67,6 +67,7 @@ class _Nodes:
     """Every node of a template, walked once: the checks filter this list instead of re-walking."""
 
     def __init__(self, tree: nodes.Template) -> None:
+        self.root = tree
         self._all = [tree, *tree.find_all(nodes.Node)]
         self.flow = Flow(self._all)
 
@@ -107,8 +108,11 @@ def _subscripts(tree: _Nodes) -> Iterator[str]:
 
 
 def _names(tree: _Nodes) -> Iterator[str]:
+    """A Python module or builtin's name read where the template never set it (``{% set sys =
+    'system' %}`` makes ``sys`` the template's own variable, which is what Jinja reads then)."""
+    own = _root_variables(tree.root.body)
     for node in tree.find_all(nodes.Name):
-        if node.name in DANGEROUS_NAMES:
+        if node.name in DANGEROUS_NAMES and node.name not in own:
             yield f"line {node.lineno}: name {node.name!r}"
 
 
@@ -138,6 +142,20 @@ def _template_text(tree: _Nodes) -> Iterator[str]:
     for node in tree.find_all(nodes.TemplateData):
         if _DUNDER_TEXT.search(node.data) and tree.flow.reaches_sink(node):
             yield f"line {node.lineno}: template text {node.data.strip()[:40]!r} captured as a name"
+
+
+def _root_variables(body: list[nodes.Node]) -> set[str]:
+    """Names a ``set`` binds in the template's own scope (``if`` opens no scope; loops, macros,
+    ``with`` and blocks do, and outside them the name is the global again)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, nodes.Assign | nodes.AssignBlock):
+            target = node.target
+            names |= {target.name} if isinstance(target, nodes.Name) else {n.name for n in target.find_all(nodes.Name)}
+        elif isinstance(node, nodes.If):
+            for branch in (node.body, *(e.body for e in node.elif_), node.else_):
+                names |= _root_variables(branch)
+    return names
 
 
 def _imports(tree: _Nodes) -> Iterator[str]:
