@@ -89,6 +89,8 @@ class RenderCost:
         self._memo: dict[tuple[str, tuple[int, ...]], tuple[Est, float, bool]] = {}
         self._active: dict[str, float] = {}  # macros being walked -> recursive branching seen
         self._linear: dict[str, bool] = {}  # ... and whether every recursive call shrinks its data
+        self._walking: list[str] = []  # macros being walked, innermost last
+        self._outer_hits = 0  # calls that reached a macro being walked further out
 
     def check(self, value: float, what: str, lineno: int) -> None:
         limit = MAX_STEPS if what == "steps" else MAX_CHARS
@@ -348,6 +350,8 @@ class RenderCost:
         """One call's cost, recursion included: a macro recursing on parts of its argument visits
         the argument's items; one recursing otherwise goes as deep as the stack allows."""
         if name in self._active:
+            if name != self._walking[-1]:
+                self._outer_hits += 1  # mutual recursion: the macros walked since then depend on it
             self._active[name] += self.mult
             self._linear[name] = self._linear[name] and _shrinks(call, self.macros[name])
             return Est(chars=0.0, steps=0.0)
@@ -360,7 +364,8 @@ class RenderCost:
                     args: list[Est]) -> tuple[Est, float, bool]:
         """One call's body, its parameters bound to the call's arguments (by size class)."""
         name = key[0]
-        saved_steps, saved_mult, saved_env = self.steps, self.mult, self.env
+        saved_steps, saved_mult, saved_env, hits = self.steps, self.mult, self.env, self._outer_hits
+        self._walking.append(name)
         self._active[name], self._linear[name] = 0.0, True
         self.steps, self.mult, self.env = 0.0, 1.0, dict(saved_env)
         params = [a.name for a in self.macros[name].args]
@@ -373,8 +378,9 @@ class RenderCost:
         finally:
             branching, linear = self._active.pop(name), self._linear.pop(name)
             self.steps, self.mult, self.env = saved_steps, saved_mult, saved_env
-        if not self._active:
-            self._memo[key] = (body, branching, linear)  # no recursion pending: the same everywhere
+            self._walking.pop()
+        if self._outer_hits == hits:
+            self._memo[key] = (body, branching, linear)  # reached no macro still being walked
         return body, branching, linear
 
 
