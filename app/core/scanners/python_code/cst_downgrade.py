@@ -1,8 +1,16 @@
-"""The libcst rewrite behind ``modern_syntax``: newer-grammar constructs as 3.11 source."""
+"""The libcst rewrite behind ``modern_syntax``: newer-grammar constructs as 3.11 source.
+
+Run as ``python -m app.core.scanners.python_code.cst_downgrade MEMORY_LIMIT`` with the source on
+stdin: the rewritten source on stdout, exit status 2 when it is not Python. ``modern_syntax``
+runs it in a child process, because libcst's native parser can crash or take minutes on
+hostile nesting.
+"""
 
 from __future__ import annotations
 
 import ast
+import resource
+import sys
 from collections.abc import Sequence
 
 import libcst as cst
@@ -145,3 +153,18 @@ def _with_extras(value: cst.BaseExpression, extras: list[cst.BaseExpression]) ->
     if not extras:
         return value
     return cst.Tuple([cst.Element(value), *(cst.Element(e) for e in extras)])
+
+
+def main() -> int:
+    limit = int(sys.argv[1]) if len(sys.argv) > 1 else resource.RLIM_INFINITY
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        rewritten = downgrade(sys.stdin.buffer.read())
+    except NotPython:
+        return 2
+    sys.stdout.buffer.write(rewritten if isinstance(rewritten, bytes) else rewritten.encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

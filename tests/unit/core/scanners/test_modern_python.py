@@ -121,3 +121,32 @@ def test_folded_fstring_still_builds_the_name() -> None:
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "getattr")
     folded = names.constants.fold(call.args[1])
     assert folded is not None and folded.value == "system"
+
+
+# libcst's native parser crashes on a few thousand nested brackets and takes minutes on a long
+# `+` chain; it runs in a child process, so either is the 3.11 SyntaxError (a scan-error), and
+# the vetting process lives on.
+def test_a_parser_crash_is_a_syntax_error_not_a_crash() -> None:
+    source = 'x = f"{d["a"]}"\ny = ' + "(" * 5000 + "1" + ")" * 5000 + "\n"
+    with pytest.raises(SyntaxError):
+        parse_module(source)
+
+
+def test_a_slow_parse_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.scanners.python_code import modern_syntax
+
+    monkeypatch.setattr(modern_syntax, "REWRITE_SECONDS", 2.0)
+    source = 'x = f"{d["a"]}"\ny = ' + "+".join(["1"] * 20000) + "\n"
+    with pytest.raises(SyntaxError):
+        parse_module(source)
+
+
+def test_python2_is_not_handed_to_the_newer_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no child process for source without a newer construct")
+
+    monkeypatch.setattr(subprocess, "run", never)
+    with pytest.raises(SyntaxError, match="print"):
+        parse_module("print 'hello'\n")
