@@ -71,7 +71,7 @@ def render_cost(tree: nodes.Template) -> Bound:
     cost = RenderCost(tree)
     try:
         chars = cost.block(tree.body)
-    except (_Unbounded, RecursionError):
+    except (_Unbounded, RecursionError, ArithmeticError, ValueError):
         return Bound(math.inf, math.inf, "too complex to bound statically (nesting or macro calls)")
     cost.check(chars, "output", 1)
     return Bound(cost.steps, chars, cost.reason)
@@ -94,8 +94,8 @@ class RenderCost:
 
     def check(self, value: float, what: str, lineno: int) -> None:
         limit = MAX_STEPS if what == "steps" else MAX_CHARS
-        if value >= limit and self.reason is None:
-            shown = "unbounded" if math.isinf(value) else f"~{value:.1e}"
+        if not value < limit and self.reason is None:  # NaN (inf * 0) is no bound either
+            shown = f"~{value:.1e}" if math.isfinite(value) else "unbounded"
             self.reason = f"line {lineno}: {shown} {'steps' if what == 'steps' else 'characters of ' + what}"
 
     def _charge(self, steps: float, lineno: int) -> None:

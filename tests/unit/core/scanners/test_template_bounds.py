@@ -108,3 +108,9 @@ def test_the_same_strings_used_as_attribute_names_stay_critical(tmp_path: Path, 
 ])
 def test_real_injections_stay_critical(template: str) -> None:
     assert injection_evidence(parse(template))
+
+
+def test_an_undefined_product_does_not_hide_the_rest() -> None:
+    # '' * 10**400 is 0 x infinity in the bound (NaN): it must not make later costs incomparable.
+    nested = "{% for i in range(99999) %}{% for j in range(99999) %}x{% endfor %}{% endfor %}"
+    assert render_cost(parse("{{ '' * 10 ** 400 }}" + nested)).reason is not None
