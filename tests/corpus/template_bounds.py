@@ -81,6 +81,9 @@ ALIAS_HOSTILE: dict[str, tuple[str, str]] = {
     "macro-output-key": (
         "{% macro k() %}__init__{% endmacro %}{{ cycler[k()] }}",
         "a macro's output is its return value; used as a key it is an attribute name"),
+    "call-block-default": (
+        "{% macro m() %}{{ caller() }}{% endmacro %}{% call(k='__class__') m() %}{{ messages[k] }}{% endcall %}",
+        "a default of caller's parameter flows into the key"),
     "format-field": (
         "{{ '{0.__class__}'.format(messages) }}", "str.format fields walk attributes"),
 }

@@ -63,7 +63,9 @@ class Flow:
         parent = self._parent.get(id(node))
         if parent is None or isinstance(parent, _BOOLEAN):
             return
-        if isinstance(parent, nodes.Output | nodes.CallBlock | nodes.FilterBlock):
+        if isinstance(parent, nodes.CallBlock) and node is not parent.call:
+            yield from (("var", a.name) for a in parent.args)  # a default of ``caller``'s parameters
+        elif isinstance(parent, nodes.Output | nodes.CallBlock | nodes.FilterBlock):
             yield from self._captured(parent)  # printed (a call block prints its macro's result)
         elif isinstance(parent, nodes.CondExpr):
             if node is not parent.test:
