@@ -58,10 +58,6 @@ class Bound:
     chars: float
     reason: str | None  # why the bound passes a limit (the first construct seen to), else None
 
-    @property
-    def exceeded(self) -> bool:
-        return self.reason is not None
-
 
 class _Unbounded(Exception):
     """The walk itself would pass its own budget: the template is too complex to bound."""
