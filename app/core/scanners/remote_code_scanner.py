@@ -12,7 +12,6 @@ as run (pip runs them).
 
 from __future__ import annotations
 
-import ast
 import json
 import posixpath
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from app.core.scanners.python_code import bandit_check
 from app.core.scanners.python_code import repo_modules as rm
 from app.core.scanners.python_code.auto_map import CONFIG_NAMES, ClassRef, class_refs
 from app.core.scanners.python_code.effects import ModuleContext, Observation, Summary, analyse, summarize
+from app.core.scanners.python_code.modern_syntax import parse_module
 from app.core.scanners.text_rules.text_lines import decode_text, evidence, read_whole
 
 H, M = Severity.HIGH, Severity.MEDIUM
@@ -195,7 +195,7 @@ def _module_context(ctx: ScanContext, source: bytes) -> ModuleContext:
     install = posixpath.basename(ctx.file.path) in INSTALL_SCRIPTS or ctx.file.path in _backend_files(ctx, present)
     helpers: dict[str, Summary] = {}
     if ctx.read_other is not None:
-        tree = ast.parse(source)
+        tree = parse_module(source)
         for key, path in rm.helper_imports(tree, ctx.file.path, present).items():
             summary = _helper_summary(ctx.read_other, ctx.identity.repo_id, path, native)
             if summary:

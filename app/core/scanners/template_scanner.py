@@ -49,6 +49,9 @@ class TemplateScanner:
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("template-injection", Severity.CRITICAL,
                  "chat template reaching Python internals (dunder walks, gadget globals, imports, os/eval)"),
+        RuleInfo("template-render-cost", Severity.HIGH,
+                 "chat template whose render, for a realistic chat, can exhaust CPU or memory "
+                 "(nested loops, string repetition, recursion; bounded statically)"),
         RuleInfo(UNPARSEABLE, Severity.MEDIUM, "chat template (or its JSON container) that does not parse"),
         RuleInfo("chat-template", Severity.INFO, "every chat template with its sha256, to diff revisions"),
         RuleInfo("gguf-header", Severity.INFO, "GGUF version, counts and architecture of a checked header"),
@@ -105,6 +108,7 @@ def check_template(name: str, source: str, sink: FindingSink) -> None:
     import jinja2
 
     from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
+    from app.core.scanners.text_rules.jinja_cost import MESSAGES, TOOLS, render_cost
 
     try:
         tree = parse(source)
@@ -121,6 +125,11 @@ def check_template(name: str, source: str, sink: FindingSink) -> None:
         sink.add("template-injection", Severity.CRITICAL,
                  f"chat template {name!r} reaches Python internals or runs code: {evidence[0]}",
                  member=name, evidence="; ".join(evidence))
+    bound = render_cost(tree)
+    if bound.reason is not None:
+        sink.add("template-render-cost", Severity.HIGH,
+                 f"chat template {name!r} can exhaust CPU or memory when rendered for a chat of {MESSAGES:,} "
+                 f"messages and {TOOLS} tools: {bound.reason}", member=name, evidence=bound.reason)
 
 
 def json_templates(raw: bytes, container: str) -> dict[str, str]:

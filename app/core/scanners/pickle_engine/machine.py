@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from app.core.scanners.pickle_engine.catalog import canonical
-from app.core.scanners.pickle_engine.evaluate import evaluate
+from app.core.scanners.pickle_engine.evaluate import EvalBudget, evaluate
 from app.core.scanners.pickle_engine.opcodes import HANDLERS
 from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op
 from app.core.scanners.pickle_engine.values import OPAQUE, PERSISTENT, Call, Const, GlobalRef, Value
@@ -53,6 +53,7 @@ class PickleMachine:
         self.memo_overflow = False
         self.built: Call | None = None  # the instance the last BUILD applied state to
         self.result: Value | None = None  # what the pickle returns (the value under STOP)
+        self.evaluation = EvalBudget()  # what this stream's pure helpers may still produce
 
     def step(self, op: Op) -> bool:
         self.built = None
@@ -128,7 +129,7 @@ class PickleMachine:
     def call(self, func: Value, args: Value, op: Op) -> Value:
         self.events.on_call(func, args, op)
         if isinstance(func, GlobalRef):
-            result = evaluate(canonical(func.module, func.name), args)
+            result = evaluate(canonical(func.module, func.name), args, self.evaluation)
             if result is not None:
                 return result  # a pure helper on constants: its result is a constant too
         return Call(func, args, opcode=op.name)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from app.core.scanners.python_code.modern_syntax import readable
+
 # Checks about code hygiene rather than about what hostile code does (assert, random,
 # missing timeouts, unpinned hub downloads, "passwords" such as pad_token) only add noise.
 EXCLUDED_TESTS = ("B101", "B311", "B113", "B615", "B105", "B106", "B107")
@@ -59,7 +61,26 @@ def version() -> str:
 
 
 def bandit_issues(path: str, source: bytes, min_rank: str = "MEDIUM") -> list[BanditIssue]:
-    """Issues rated at least ``min_rank`` in both severity and confidence."""
+    """Issues rated at least ``min_rank`` in both severity and confidence. Newer-grammar source
+    (3.12+) is read as ``modern_syntax`` rewrites it, as the analysis reads it."""
+    try:
+        results = _results(path, source)
+    except SyntaxError as exc:
+        try:
+            rewritten = readable(source)
+        except (SyntaxError, ValueError, RecursionError):
+            raise BanditError(f"{type(exc).__name__}: {exc}") from exc
+        results = _results(path, rewritten if isinstance(rewritten, bytes) else rewritten.encode())
+    floor = _RANKS[min_rank]
+    return [
+        BanditIssue(r.test_id, r.test, r.severity, r.confidence, r.lineno, r.text)
+        for r in results
+        if _RANKS.get(r.severity, 0) >= floor and _RANKS.get(r.confidence, 0) >= floor
+    ]
+
+
+def _results(path: str, source: bytes) -> list[Any]:
+    """Bandit's raw results; raises SyntaxError when its ``ast`` cannot read the source."""
     bandit = _bandit()
     core = bandit.core
     with _LOCK:
@@ -69,12 +90,6 @@ def bandit_issues(path: str, source: bytes, min_rank: str = "MEDIUM") -> list[Ba
         )
         try:
             visitor.process(source)
-        except (SyntaxError, ValueError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
             raise BanditError(f"{type(exc).__name__}: {exc}") from exc
-        results = list(visitor.tester.results)
-    floor = _RANKS[min_rank]
-    return [
-        BanditIssue(r.test_id, r.test, r.severity, r.confidence, r.lineno, r.text)
-        for r in results
-        if _RANKS.get(r.severity, 0) >= floor and _RANKS.get(r.confidence, 0) >= floor
-    ]
+        return list(visitor.tester.results)

@@ -5,7 +5,10 @@ Attackers build call targets and payloads from pieces so that no literal names t
 ``codecs.decode("flfgrz", "rot13")``, ``base64.b64decode(...)``, ``bytes.fromhex(...)``,
 f-strings of constants, names bound to any of these. Folding only ever evaluates pure
 operations on constants (string methods, decoders, bounded decompression); nothing is imported,
-called or executed. Values are capped in size, expressions in depth.
+called or executed. Values are capped in size, expressions in depth, and every operation that
+could build more than the cap (``join``, ``replace``, comprehensions, f-strings) is bounded
+before it runs; one module's folding may build ``MAX_FOLDED_TOTAL`` characters in all (past it,
+what is left folds to nothing: unknown, as a value built at run time is).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ Value: TypeAlias = "str | bytes | int | tuple[Value, ...]"
 MAX_VALUE = 64 * 1024  # characters/bytes/items of one folded value
 MAX_DEPTH = 40  # nested expressions followed
 MAX_INT_BITS = 64
+MAX_WEIGHT = 4 * MAX_VALUE  # characters plus items inside one folded tuple (a string's characters: 2 each)
+MAX_FOLDED_TOTAL = 8 * 1024 * 1024  # characters/bytes/items all folded values of one module may hold
 _TEXT_METHODS = {"lower", "upper", "strip", "lstrip", "rstrip", "swapcase", "title", "capitalize"}
 _B64 = {
     "base64.b64decode": base64.b64decode, "base64.standard_b64decode": base64.standard_b64decode,
@@ -62,6 +67,7 @@ class Constants:
                     self._bound.setdefault(name, []).append(ast.Constant(None))  # not one value
         self._memo: dict[int, Folded | None] = {}
         self._active: set[str] = set()
+        self._spent = 0  # weight of every value folded so far (MAX_FOLDED_TOTAL)
 
     def bound_once(self, name: str) -> bool:
         """Bound by exactly one assignment and by no loop, parameter or augmented assignment."""
@@ -74,14 +80,19 @@ class Constants:
 
     def fold(self, node: ast.AST, scope: dict[str, Value] | None = None, depth: int = 0) -> Folded | None:
         """The constant value of an expression, or None when it depends on anything else."""
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH or self._spent > MAX_FOLDED_TOTAL:
             return None
         if scope:
-            return _capped(self._fold(node, scope, depth))
+            return self._spend(_capped(self._fold(node, scope, depth)))
         key = id(node)
         if key not in self._memo:
-            self._memo[key] = _capped(self._fold(node, {}, depth))
+            self._memo[key] = self._spend(_capped(self._fold(node, {}, depth)))
         return self._memo[key]
+
+    def _spend(self, folded: Folded | None) -> Folded | None:
+        if folded is not None and folded.computed:
+            self._spent += _weight(folded.value)
+        return folded if self._spent <= MAX_FOLDED_TOTAL else None
 
     def text(self, node: ast.AST) -> Folded | None:
         """Folded to a str (bytes are read as UTF-8, as ``exec``/``compile`` would)."""
@@ -158,6 +169,8 @@ class Constants:
                 if literal is None or not isinstance(literal.value, str):
                     return None
                 parts.append(literal.value)
+            if sum(map(len, parts)) > MAX_VALUE:
+                return None
         return Folded("".join(parts), True)
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp, scope: dict[str, Value],
@@ -171,10 +184,14 @@ class Constants:
         if items is None:
             return None
         out: list[Value] = []
+        weight = 0
         for item in items:
             folded = self.fold(node.elt, {**scope, gen.target.id: item}, depth + 1)
             if folded is None:
                 return None
+            weight += _weight(folded.value)
+            if weight > MAX_WEIGHT:
+                return None  # checked as it grows: a comprehension of long strings is not built whole
             out.append(folded.value)
         return Folded(tuple(out), True)
 
@@ -222,7 +239,16 @@ def _capped(folded: Folded | None) -> Folded | None:
     value = folded.value
     if isinstance(value, int):
         return folded if value.bit_length() <= MAX_INT_BITS else None
-    return folded if len(value) <= MAX_VALUE else None
+    return folded if len(value) <= MAX_VALUE and _weight(value) <= MAX_WEIGHT else None
+
+
+def _weight(value: Value) -> int:
+    """Characters, bytes and items a value holds (a tuple: what its members hold, plus one each)."""
+    if isinstance(value, int):
+        return 1
+    if isinstance(value, tuple):
+        return len(value) + sum(_weight(v) for v in value if not isinstance(v, int))
+    return len(value)
 
 
 def _items(folded: Folded | None) -> tuple[Value, ...] | None:
@@ -297,6 +323,8 @@ def _method(owner: Value, method: str, args: list[Value]) -> Folded | None:
         items = _items(Folded(args[0], True))
         if items is None or not all(type(i) is type(owner) for i in items):
             return None
+        if sum(map(len, items)) + len(owner) * max(0, len(items) - 1) > MAX_VALUE:  # type: ignore[arg-type]
+            return None  # bounded before it runs: a long separator between many items is gigabytes
         return Folded(owner.join(items), True)  # type: ignore[arg-type]
     if method == "decode" and isinstance(owner, bytes):
         return _decode_bytes(owner, args)

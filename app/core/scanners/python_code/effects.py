@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from app.core.scanners.python_code import names as pn
 from app.core.scanners.python_code.load_time import load_time_functions, reachable_from
+from app.core.scanners.python_code.modern_syntax import parse_module
 from app.core.scanners.python_code.names import Names, is_computed_string, literal_str
 from app.core.scanners.python_code.taint import Taint, label_of_args
 
@@ -71,7 +72,7 @@ class ModuleContext:
 def analyse(source: bytes | str, own_repo: str | None, context: ModuleContext | None = None) -> list[Observation]:
     """Observations for one module. Raises SyntaxError/ValueError/RecursionError on bad source."""
     context = context or ModuleContext(own_repo)
-    tree = ast.parse(source)
+    tree = parse_module(source)
     names = Names(tree)
     walker = _Walker(names, context, Taint(tree, names), load_set=load_time_functions(tree, context.install_time))
     walker.visit(tree)
@@ -80,7 +81,7 @@ def analyse(source: bytes | str, own_repo: str | None, context: ModuleContext | 
 
 def summarize(source: bytes | str, own_repo: str | None, native: frozenset[str] = frozenset()) -> Summary:
     """For each function and class of a helper module: what calling it does (with what it calls)."""
-    tree = ast.parse(source)
+    tree = parse_module(source)
     names = Names(tree)
     context = ModuleContext(own_repo, native)
     everything = load_time_functions(tree, everything=True)
@@ -249,7 +250,7 @@ class _Walker(ast.NodeVisitor):
             self.add("exec", node, "deeply nested exec of literal code")
             return
         try:
-            tree = ast.parse(code)
+            tree = parse_module(code)
         except (SyntaxError, ValueError):
             return  # Python would fail on it too
         names = Names(tree)

@@ -17,6 +17,7 @@ import jinja2.ext
 from jinja2 import nodes
 from jinja2.parser import Parser
 
+from app.core.scanners.text_rules.jinja_flow import Flow
 from app.core.scanners.text_rules.jinja_fold import Folder, strings
 
 # Names never defined for a chat template; referencing one only makes sense in an exploit.
@@ -66,7 +67,9 @@ class _Nodes:
     """Every node of a template, walked once: the checks filter this list instead of re-walking."""
 
     def __init__(self, tree: nodes.Template) -> None:
-        self._all = list(tree.find_all(nodes.Node))
+        self.root = tree
+        self._all = [tree, *tree.find_all(nodes.Node)]
+        self.flow = Flow(self._all)
 
     def find_all(self, kinds: type[nodes.Node] | tuple[type[nodes.Node], ...]) -> Iterator[Any]:
         return (node for node in self._all if isinstance(node, kinds))
@@ -77,7 +80,7 @@ def injection_evidence(template: nodes.Template) -> list[str]:
     found: list[str] = []
     folder = Folder(template)
     tree = _Nodes(template)
-    checks = (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _imports)
+    checks = (_attribute_walks, _subscripts, _names, _calls, _filters, _strings, _template_text, _imports)
     folded = (_built_strings, _built_keys, _attribute_filters, _aliases)
     reasons = [check(tree) for check in checks] + [check(tree, folder) for check in folded]
     for found_by_check in reasons:
@@ -105,8 +108,11 @@ def _subscripts(tree: _Nodes) -> Iterator[str]:
 
 
 def _names(tree: _Nodes) -> Iterator[str]:
+    """A Python module or builtin's name read where the template never set it (``{% set sys =
+    'system' %}`` makes ``sys`` the template's own variable, which is what Jinja reads then)."""
+    own = _root_variables(tree.root.body)
     for node in tree.find_all(nodes.Name):
-        if node.name in DANGEROUS_NAMES:
+        if node.name in DANGEROUS_NAMES and node.name not in own:
             yield f"line {node.lineno}: name {node.name!r}"
 
 
@@ -125,9 +131,31 @@ def _filters(tree: _Nodes) -> Iterator[str]:
 
 
 def _strings(tree: _Nodes) -> Iterator[str]:
+    """A literal naming a dunder, when it can reach an attribute lookup (prose and labels cannot)."""
     for node in tree.find_all(nodes.Const):
-        if isinstance(node.value, str) and _DUNDER_TEXT.search(node.value):
+        if isinstance(node.value, str) and _DUNDER_TEXT.search(node.value) and tree.flow.reaches_sink(node):
             yield f"line {node.lineno}: string {node.value[:40]!r} names a dunder"
+
+
+def _template_text(tree: _Nodes) -> Iterator[str]:
+    """Template text naming a dunder that a block captures into a value (``{% set k %}__class__``)."""
+    for node in tree.find_all(nodes.TemplateData):
+        if _DUNDER_TEXT.search(node.data) and tree.flow.reaches_sink(node):
+            yield f"line {node.lineno}: template text {node.data.strip()[:40]!r} captured as a name"
+
+
+def _root_variables(body: list[nodes.Node]) -> set[str]:
+    """Names a ``set`` binds in the template's own scope (``if`` opens no scope; loops, macros,
+    ``with`` and blocks do, and outside them the name is the global again)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, nodes.Assign | nodes.AssignBlock):
+            target = node.target
+            names |= {target.name} if isinstance(target, nodes.Name) else {n.name for n in target.find_all(nodes.Name)}
+        elif isinstance(node, nodes.If):
+            for branch in (node.body, *(e.body for e in node.elif_), node.else_):
+                names |= _root_variables(branch)
+    return names
 
 
 def _imports(tree: _Nodes) -> Iterator[str]:
@@ -136,13 +164,14 @@ def _imports(tree: _Nodes) -> Iterator[str]:
 
 
 def _built_strings(tree: _Nodes, folder: Folder) -> Iterator[str]:
-    """Strings the template builds at render time (``'_' * 2 ~ 'class'``, ``|join``, ``%``...)."""
+    """Strings the template builds at render time (``'_' * 2 ~ 'class'``, ``|join``, ``%``...) that
+    can reach an attribute lookup (``jinja_flow``)."""
     if folder.exhausted:
         yield "builds more string combinations than hfvet folds: what it builds is unknown"
         return
     for node in tree.find_all(nodes.Expr):
-        if isinstance(node, nodes.Const):
-            continue
+        if isinstance(node, nodes.Const) or not tree.flow.reaches_sink(node):
+            continue  # what only becomes output text or a label is data, whatever it spells
         for text in strings(folder.fold(node)):
             if _DUNDER_TEXT.search(text) or text in DANGEROUS_NAMES or text in DANGEROUS_CALLS:
                 yield f"line {node.lineno}: expression builds {text[:40]!r}"
