@@ -116,7 +116,10 @@ class ModelscanScanner:
 
     def prepare(self) -> None:
         """Import modelscan's scanners now, before any scan thread could (the pipeline calls this)."""
-        load_modelscan()
+        try:
+            load_modelscan()
+        except Exception:  # noqa: BLE001 - never fails the vet: each scan then fails closed on the same import
+            return
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+
 from app.core.findings import ScanOutcome
 from app.core.pipeline import vet
 from app.core.scanners.base import ScanContext
@@ -60,3 +62,16 @@ def test_modelscan_imported_through_its_peer_scanner_has_no_import_loop() -> Non
             "assert _scan_pickle_bytes().__name__ == 'scan_pickle_bytes'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_peer_that_cannot_be_imported_fails_its_scans_not_the_vet(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.scanners import modelscan_scanner
+
+    def broken() -> None:
+        raise ImportError("cannot import modelscan.scanners")
+
+    monkeypatch.setattr(modelscan_scanner, "load_modelscan", broken)
+    scanner = modelscan_scanner.ModelscanScanner()
+    scanner.prepare()  # no exception: the vet goes on
+    with pytest.raises(ImportError):
+        modelscan_scanner._scan_pickle_bytes()  # what a scan calls: run_engine turns it into a scan-error
