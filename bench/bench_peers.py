@@ -1,7 +1,9 @@
 """Issue 13 items 1 and 3: `hfvet scan` with the peers skipped on clean walks (HFVET_PEERS=auto) and always
-run (HFVET_PEERS=always), beside `picklescan -p`, on a big pickle and a 45,000-member torch zip.
+run (HFVET_PEERS=always), beside `picklescan -p`, on a big pickle and a 45,000-member torch zip; issue 22
+item 9: also a pickle of lists of floats and None (`pickle.dumps` of a 1,000 x 1,000 table).
 
-    python bench/bench_peers.py [--reps 3] [--tensors 45000] [--before CHECKOUT] [--out FILE]
+    python bench/bench_peers.py [--reps 3] [--tensors 45000] [--floats 1000000] [--samples NAME,...]
+                                [--before CHECKOUT] [--out FILE]
 
 Each run is a fresh process; the tools alternate within each repetition (the machine is shared:
 compare medians and CPU seconds). CPU seconds and peak RSS are the child's own (``os.wait4``).
@@ -13,6 +15,8 @@ Samples are benign and generated on first use under $TMPDIR/hfvet-bench/peers.
 from __future__ import annotations
 
 import os
+import pickle
+import random
 import subprocess
 import sys
 import tempfile
@@ -40,15 +44,31 @@ class Measured:
     rss_mib: float
 
 
-def samples(folder: Path, tensors: int) -> dict[str, Path]:
-    """The big plain pickle (a state dict) and a sparse torch zip with one storage member per tensor."""
+def samples(folder: Path, tensors: int, floats: int, wanted: list[str]) -> dict[str, Path]:
+    """The big plain pickle (a state dict), a sparse torch zip with one storage member per tensor and a
+    pickle of lists of floats and None; only those named in ``wanted``."""
     folder.mkdir(parents=True, exist_ok=True)
-    big, torch_zip = folder / f"big-{tensors}.pkl", folder / f"torch-{tensors}.bin"
-    if not big.is_file():
-        big.write_bytes(state_dict_pickle(sized_tensors(tensors, GB)))
-    if not torch_zip.is_file():
-        write_torch_zip(torch_zip, sized_tensors(tensors, GB), sparse=True)
-    return {"big pickle": big, "torch zip": torch_zip}
+    paths = {"big pickle": folder / f"big-{tensors}.pkl", "torch zip": folder / f"torch-{tensors}.bin",
+             "float lists": folder / f"floats-{floats}.pkl"}
+    unknown = set(wanted) - set(paths)
+    if unknown:
+        raise SystemExit(f"unknown samples: {sorted(unknown)} (known: {sorted(paths)})")
+    writers = {
+        "big pickle": lambda path: path.write_bytes(state_dict_pickle(sized_tensors(tensors, GB))),
+        "torch zip": lambda path: write_torch_zip(path, sized_tensors(tensors, GB), sparse=True),
+        "float lists": lambda path: path.write_bytes(float_lists_pickle(floats)),
+    }
+    for name in wanted:
+        if not paths[name].is_file():
+            writers[name](paths[name])
+    return {name: paths[name] for name in wanted}
+
+
+def float_lists_pickle(count: int, width: int = 1000) -> bytes:
+    """``count`` values in rows of ``width``: random floats, every fifth one None (protocol 4, framed)."""
+    rng = random.Random(22)
+    rows = [[rng.random() if (i + j) % 5 else None for j in range(width)] for i in range(max(1, count // width))]
+    return pickle.dumps(rows, protocol=4)  # writing a sample; nothing is ever unpickled
 
 
 def measure(command: list[str], env: dict[str, str], cwd: Path) -> Measured:
@@ -82,10 +102,13 @@ def main() -> int:
     parser = make_parser(__doc__)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tensors", type=int, default=45_000, help="tensors in each sample")
+    parser.add_argument("--floats", type=int, default=1_000_000, help="values in the float-lists sample")
+    parser.add_argument("--samples", default="big pickle,torch zip,float lists", help="comma-separated")
     parser.add_argument("--before", type=Path, help="also run hfvet from this checkout")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    files = samples(Path(tempfile.gettempdir()) / "hfvet-bench" / "peers", args.tensors)
+    files = samples(Path(tempfile.gettempdir()) / "hfvet-bench" / "peers", args.tensors, args.floats,
+                    [name.strip() for name in args.samples.split(",") if name.strip()])
     runs: dict[tuple[str, str], list[Measured]] = {}
     for rep in range(args.reps):
         for sample, path in files.items():

@@ -89,6 +89,8 @@ def vet(
             progress(result.report, cached.bytes_read)
         return result
 
+    if min(workers, len(manifest.files)) > 1:
+        _prepare(scanners)  # a lone scan thread imports in its own fixed order; two could race
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, manifest.files))
     findings = [f for r in results for f in r.findings] + [f for check in repo_checks for f in check(manifest)]
@@ -106,6 +108,16 @@ def vet(
         identity=dict(manifest.identity.facts),
         references=references_from(findings),
     )
+
+
+def _prepare(scanners: Sequence[Scanner]) -> None:
+    """Let each scanner import what it needs once, in list order, on this thread before the scan threads
+    start: an import raced by scan threads (modelscan's circular one) could fail in one run and not the next.
+    Skipped for a single scan thread, which spares a one-file scan numpy's and h5py's start-up."""
+    for scanner in scanners:
+        prepare = getattr(scanner, "prepare", None)
+        if prepare is not None:
+            prepare()
 
 
 def scan_file(

@@ -9,6 +9,7 @@ is called the way its scanner class should have called it (each place says why).
 from __future__ import annotations
 
 import copy
+import importlib
 import importlib.metadata
 import importlib.util
 import logging
@@ -113,6 +114,13 @@ class ModelscanScanner:
     def version(self) -> str:
         return importlib.metadata.version("modelscan")
 
+    def prepare(self) -> None:
+        """Import modelscan's scanners now, before any scan thread could (the pipeline calls this)."""
+        try:
+            load_modelscan()
+        except Exception:  # noqa: BLE001 - never fails the vet: each scan then fails closed on the same import
+            return
+
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
         if ctx.file.format == Format.HDF5 and importlib.util.find_spec("h5py") is None:
@@ -209,8 +217,22 @@ _HANDLERS: dict[str, Handler] = {
 }
 
 
+def load_modelscan() -> None:
+    """Import modelscan's scanner modules, entering through their package (done once; later calls are free).
+
+    modelscan 0.8.8's modules import each other in a loop: ``modelscan.tools.picklescanner`` imports
+    ``modelscan.scanners.scan``, which runs the ``modelscan.scanners`` package, whose pickle scanner
+    imports ``scan_numpy`` back from the half-initialised picklescanner: an ImportError, so a scan error
+    or not depending on which module a scan thread happened to import first. Entered through the
+    package, the loop closes. Not at module import: the package loads numpy and h5py (~0.15 s), which
+    commands that only list rules or versions do not need.
+    """
+    importlib.import_module("modelscan.scanners")
+
+
 def _scan_pickle_bytes() -> Callable[..., Any]:
-    """modelscan's pickle walk, imported on first use: its package loads every modelscan scanner."""
+    """modelscan's pickle walk (its package imported first, see ``load_modelscan``)."""
+    load_modelscan()
     from modelscan.tools.picklescanner import scan_pickle_bytes
 
     return cast("Callable[..., Any]", scan_pickle_bytes)  # modelscan ships no type hints

@@ -39,9 +39,11 @@ _U2 = struct.Struct("<H").unpack_from
 _U4 = struct.Struct("<I").unpack_from
 _I4 = struct.Struct("<i").unpack_from
 _U8 = struct.Struct("<Q").unpack_from
+_F8 = struct.Struct(">d").unpack_from  # BINFLOAT: big-endian, as pickle writes it
 # Constants and tuples are never changed once pushed: small or empty ones are shared, not built per opcode.
 _SMALL_INTS = tuple(Const(i) for i in range(256))
 _FIXED = {0x4E: Const(None), 0x88: Const(True), 0x89: Const(False)}
+_NONE = _FIXED[0x4E]
 _EMPTY_TUPLE = TupleVal(())
 _SNIFF = 256  # head bytes nested.cannot_hold_pickle looks at
 _LONGEST_FIXED = 8  # FRAME's length, the longest fixed-size argument (the window's last bytes go to _step)
@@ -80,7 +82,13 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
     try:
         while i < stop:
             code = buf[i]
-            if code == 0x72 or code == 0x71:  # LONG_BINPUT, BINPUT
+            if code == 0x47:  # BINFLOAT: every float of a pickled list or dict
+                append(Const(_F8(buf, i + 1)[0]))
+                end = i + 9
+            elif code == 0x4E:  # NONE, the other value of lists of floats
+                append(_NONE)
+                end = i + 1
+            elif code == 0x72 or code == 0x71:  # LONG_BINPUT, BINPUT
                 if code == 0x72:
                     index, end = _U4(buf, i + 1)[0], i + 5
                 else:
@@ -180,7 +188,7 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                     break
                 stack[-1] = machine.persistent(stack[-1], base + i)
                 end = i + 1
-            elif code in _FIXED:  # NEWFALSE, NEWTRUE, NONE
+            elif code in _FIXED:  # NEWFALSE, NEWTRUE (NONE is taken above)
                 append(_FIXED[code])
                 end = i + 1
             elif code == 0x4A:  # BININT
@@ -202,6 +210,12 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                 del stack[-size:]
                 append(TupleVal(items))
                 end = i + 1
+            elif code == 0x8A:  # LONG1: an int beyond 32 bits (a step count, a seed, a byte offset)
+                length = buf[i + 1]
+                end = i + 2 + length
+                if end > n or length > max_arg:
+                    break
+                append(Const(int.from_bytes(buf[i + 2 : end], "little", signed=True)))
             elif code == 0x7D:  # EMPTY_DICT
                 append(DictVal())
                 end = i + 1
