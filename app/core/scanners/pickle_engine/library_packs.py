@@ -90,6 +90,13 @@ def module_override(dotted: str) -> PackEntry | None:
     return entry if entry is not None and entry.overrides_module else None
 
 
+def checked_per_use(dotted: str) -> PackEntry | None:
+    """A reviewed entry whose every use the engine checks (its argument or state rule, or a builtin
+    allowed only as a value): a peer's denylist hit on its import alone is explained by that check."""
+    entry = entries().get(dotted)
+    return entry if entry is not None and (entry.rule or entry.overrides_module) else None
+
+
 def allows(dotted: str, use: str) -> bool:
     """Whether a use of ``dotted`` is vouched for: True for globals no pack restricts."""
     entry = entries().get(dotted)

@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
+from modelscan.settings import DEFAULT_SETTINGS
 
 from app.core.findings import FindingSink
 from app.core.limits import Limits
+from app.core.pipeline import vet
+from app.core.scanners import all_scanners
+from app.core.scanners.picklescan_scanner import PicklescanScanner
+from app.sources.local import LocalSource
 from app.core.scanners.pickle_engine import library_packs
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
 from tests.corpus import library_packs as shapes
+from tests.corpus.registry import all_cases
 from tests.samples import opcodes as op
+from tests.unit.core.scanners import peer_samples
 
 ORDER = ["none", "info", "low", "medium", "high", "critical"]
 
@@ -223,3 +231,43 @@ def test_state_holding_functions_are_not_vouched() -> None:
     assert entry is not None and not entry.allows("call")
     assert library_packs.lookup("gensim.models.phrases.Phrases") is None or \
         not library_packs.lookup("gensim.models.phrases.Phrases").allows("call")  # __init__ reaches pickle.loads
+
+
+# -- the peers: a denylist hit on an import hfvet checks per use is explained, not dropped
+def _peer_findings(tmp_path: Path, name: str, data: bytes) -> list[tuple[str, str, str]]:
+    (tmp_path / name).write_bytes(data)
+    report = peer_samples.vet_with(PicklescanScanner(), tmp_path)
+    return sorted((f.rule, f.severity.value, f.evidence or "") for f in report.findings)
+
+
+def test_picklescan_partial_hit_stays_as_explained_evidence(tmp_path: Path) -> None:
+    # picklescan denies functools.partial by name (picklescan/scanner.py _unsafe_globals); hfvet's
+    # engine checks what each partial wraps, so the hit is info with the reason, never silence.
+    found = _peer_findings(tmp_path, "tfidf.model", shapes.gensim_tfidf())
+    assert ("picklescan:checked-global", "info", "functools.partial") in found
+    assert not [f for f in found if f[1] in ("high", "critical")]
+
+
+def test_picklescan_still_flags_what_a_partial_wraps(tmp_path: Path) -> None:
+    wrapped = op.call(op.glob("functools", "partial"), op.glob("posix", "system"), op.uni(op.PAYLOAD))
+    found = _peer_findings(tmp_path, "model.pkl", shapes.wrap(wrapped + op.EMPTY_TUPLE + op.REDUCE))
+    assert ("picklescan:dangerous-global", "critical", "posix.system") in found
+
+
+def test_modelscan_denies_no_pack_entry() -> None:
+    """modelscan's denylist names none of the pack entries today; an upgrade that starts to must be
+    handled like picklescan's functools.partial (explained, not dropped)."""
+    denied = {f"{module}.{name}" for level in DEFAULT_SETTINGS["unsafe_globals"].values()
+              for module, names in level.items() for name in (names if names != "*" else ["*"])}
+    modules = {d.removesuffix(".*") for d in denied if d.endswith(".*")}
+    for name in library_packs.entries():
+        assert name not in denied and name.rpartition(".")[0] not in modules, name
+
+
+@pytest.mark.parametrize("case", ["gensim-tfidf-partial", "gensim3-word2vec", "scipy-sparse-npz"])
+def test_vendor_repos_of_library_pickles_are_approved_with_every_peer(case: str, tmp_path: Path) -> None:
+    files = {c.name: c for c in all_cases() if c.family == shapes.FAMILY}[case].files()
+    for path, data in files.items():
+        (tmp_path / path).write_bytes(data)
+    report = vet(LocalSource(tmp_path), all_scanners(), peers="always")
+    assert not [f for f in report.findings if f.severity.value in ("high", "critical")], report.findings
