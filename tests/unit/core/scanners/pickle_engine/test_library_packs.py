@@ -16,11 +16,11 @@ from app.core.findings import FindingSink
 from app.core.limits import Limits
 from app.core.pipeline import vet
 from app.core.scanners import all_scanners
-from app.core.scanners.picklescan_scanner import PicklescanScanner
-from app.sources.local import LocalSource
 from app.core.scanners.pickle_engine import library_packs
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
+from app.core.scanners.picklescan_scanner import PicklescanScanner
+from app.sources.local import LocalSource
 from tests.corpus import library_packs as shapes
 from tests.corpus.registry import all_cases
 from tests.samples import opcodes as op
