@@ -86,7 +86,7 @@ PURE_NUMPY = frozenset(_words("""
     log log2 log10 log1p exp sqrt abs absolute sign sum prod mean max min maximum minimum dot divide
     multiply add subtract power square zeros ones empty full zeros_like ones_like empty_like array
     asarray arange int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bool_
-    intc dtype isscalar ndim shape size float_ double
+    intc dtype isscalar ndim shape size float_ double sort argsort cumsum where isnan isinf clip
 """))
 CONSTANT_NAME_BUILTINS = frozenset({"getattr", "hasattr", "setattr"})
 DATA_METHODS = frozenset(_words("""
@@ -94,7 +94,7 @@ DATA_METHODS = frozenset(_words("""
     discard startswith endswith split rsplit join format lower upper strip lstrip rstrip replace
     encode decode index count __setstate__ __init__ __new__ __setattr__ __getattribute__ __setitem__
     __getitem__ __contains__ __eq__ __hash__ __len__ __iter__ __reduce__ __reduce_ex__ __getstate__
-    max min mean sum astype reshape ravel flatten nonzero any all
+    max min mean sum astype reshape ravel flatten nonzero any all cumsum argsort
 """))  # the last line: numpy array methods (data), e.g. ``tf.max(axis=0)`` in smartirs_wlocal
 OBJECT_METHODS = frozenset({"__init__", "__new__", "__setstate__", "__setattr__", "__getattribute__",
                             "__setitem__", "__getitem__", "__delattr__", "__getstate__", "update",
@@ -114,6 +114,7 @@ SAFE_EXTERNAL_BASES = frozenset({
 })
 SAFE_EXTERNAL_CALLS = frozenset({"warnings.warn", "logging.getLogger", "collections.defaultdict",
                                  "collections.OrderedDict", "collections.Counter", "collections.deque",
+                                 *(f"math.{n}" for n in _words("log log2 log10 log1p exp sqrt floor ceil fabs isnan")),
                                  "builtins.object.__setattr__",
                                  "builtins.object.__new__", "builtins.object.__init__", "builtins.dict.__init__",
                                  "builtins.dict.__setitem__", "builtins.dict.update", "builtins.list.__init__",
@@ -192,9 +193,22 @@ class Deriver:
         # whose own method of such a name is unsafe is refused (see ``refused_by_data_methods``).
         self.called_data_methods: set[str] = set()
 
+    def why(self, name: str) -> str:
+        if self._is_class(name):
+            uses, reasons = self.class_uses(name)
+            refused = self.refused_by_data_methods(name)
+            tail = f"; refused: {refused}" if refused else ""
+            return f"uses {' '.join(uses) or 'none'}; " + "; ".join(reasons) + tail
+        mod = self._module_of(name)
+        if mod is None or name not in mod.bodies:
+            return "not defined in these sources"
+        return self.body_problem(name, 0) or "a function whose body only computes on its arguments"
+
     # -- classes
     def class_uses(self, cls: str) -> tuple[list[str], list[str]]:
         """(uses vouched for, reasons) of one parsed class."""
+        if cls == NAMEDTUPLE:
+            return ["new", "call"], ["a namedtuple: its generated __new__ only packs its fields into a tuple"]
         base_problem = self._external_base(cls, set())
         if base_problem:
             return [], [base_problem]
@@ -243,6 +257,8 @@ class Deriver:
         return None
 
     def _is_class(self, dotted: str) -> bool:
+        if dotted == NAMEDTUPLE:
+            return True
         mod_name, _, name = dotted.rpartition(".")
         mod = self.modules.get(mod_name)
         return mod is not None and name in mod.classes
@@ -437,7 +453,7 @@ def derive(sources: dict[str, Path], packs: list[str], functions: list[str]) -> 
                     section[full] = ["call", "a function whose body only computes on its arguments"]
     for section in out.values():  # after every body was walked: the method names vouched code calls
         for name, target in targets.items():
-            if name in section and deriver.refused_by_data_methods(target):
+            if name in section and target != NAMEDTUPLE and deriver.refused_by_data_methods(target):
                 del section[name]
     return {k: v for k, v in out.items() if v}, defined
 
@@ -446,12 +462,26 @@ def _pack_names(deriver: Deriver, mod: dd.Module) -> list[tuple[str, str]]:
     """(name a pickle can import, the class it is): classes, and aliases/imports of parsed classes
     (``Word2VecKeyedVectors = KeyedVectors``, ``from .keyedvectors import Vocab``)."""
     found = [(f"{mod.name}.{c}", f"{mod.name}.{c}") for c in sorted(mod.classes)]
+    found += [(f"{mod.name}.{n}", NAMEDTUPLE) for n in _namedtuple_assignments(mod)]
     for local in sorted(mod.aliases):
         if local not in mod.classes and local not in mod.functions:
             target = deriver.graph.local(mod, local)
             if deriver._is_class(target):
                 found.append((f"{mod.name}.{local}", target))
     return found
+
+
+NAMEDTUPLE = "<namedtuple>"
+
+
+def _namedtuple_assignments(mod: dd.Module) -> list[str]:
+    """``ConstrNode = collections.namedtuple('ConstrNode', ...)`` at module level (morfessor)."""
+    names = []
+    for stmt in mod.bodies.get(mod.name, []):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and _namedtuple(ast.unparse(stmt.value)):
+            names.append(stmt.targets[0].id)
+    return sorted(names)
 
 
 def merge_versions(runs: list[tuple[str, Derived, set[str]]]) -> Derived:
@@ -559,9 +589,17 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--pack", action="append", default=[], help="module prefix whose classes are packed")
     parser.add_argument("--function", action="append", default=[], help="glob of functions to pack (for partial)")
     parser.add_argument("--explain", metavar="NAME", help="print the shipped derivation of one entry")
+    parser.add_argument("--why", action="append", default=[], metavar="NAME",
+                        help="derive from --source and print why NAME is (not) vouched for, per version")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.explain:
         print(explain(args.explain))
+        return 0
+    if args.why:
+        for sources, label in _source_sets(args.source):
+            deriver = Deriver(parse_sources(sources), _denylist())
+            for name in args.why:
+                print(f"[{label}] {name}: {deriver.why(name)}")
         return 0
     if not OUT.exists():  # the catalog reads the file; derived entries never change a dangerous verdict
         OUT.write_text(render({}, {}), encoding="utf-8")
