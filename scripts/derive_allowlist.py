@@ -442,7 +442,7 @@ def derive(sources: dict[str, Path], packs: list[str], functions: list[str]) -> 
             defined.add(name)
             uses, reasons = deriver.class_uses(target)
             if "new" in uses or "call" in uses:
-                alias = "" if name == target else f"alias of {target}; "
+                alias = "" if name == target or target == NAMEDTUPLE else f"alias of {target}; "
                 section[name] = [" ".join(uses), alias + "; ".join(reasons)]
                 targets[name] = target
         for name in sorted(mod.functions):

@@ -257,6 +257,11 @@ def judge_build(target: Value, state: Value, where: str) -> list[CallFinding]:
         owner = cls.dotted if isinstance(cls, GlobalRef) else "?"
         return (_unsafe_globals_in(state, f"{where}: the state of a {owner}", owner)
                 + _state_callers(owner, state, where) + _state_shape(owner, state, where))
+    refused = _pack_refuses(cls, "build")
+    if refused is not None:
+        return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                            f"{where} gives state to a {refused.name} (its __setstate__ or setattr runs), which "
+                            f"its {refused.library} pack does not vouch for: {refused.reason}", refused.name)]
     name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
     found = []
     if _has_slot_state(state):
@@ -319,6 +324,14 @@ def _state_shape(owner: str, state: Value, where: str) -> list[CallFinding]:
         return []
     return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH, f"{where}: {owner}: {problem}",
                         f"{owner}.__setstate__({describe(state)})")]
+
+
+def _pack_refuses(value: Value, use: str) -> library_packs.PackEntry | None:
+    """The pack entry of an allowlisted global that does not vouch for ``use``."""
+    if not isinstance(value, GlobalRef) or classify(value.module, value.name).verdict is not Verdict.SAFE:
+        return None
+    entry = library_packs.lookup(canonical(value.module, value.name))
+    return entry if entry is not None and not entry.allows(use) else None
 
 
 def _is_safe_callable(value: Value, use: str = "call") -> bool:

@@ -182,6 +182,15 @@ def test_pack_class_called_where_only_newobj_is_vouched_is_high() -> None:
     assert ("pickle-unknown-call", "high") in {(r, s) for r, s, _ in findings(data)}
 
 
+def test_build_on_what_a_pack_does_not_vouch_for_build_is_high() -> None:
+    # load_build runs __setstate__ (or setattr) on whatever the stack holds: the result of a packed
+    # function, or a namedtuple record, is vouched for its call only.
+    called = op.call(op.glob("gensim.utils", "identity"), op.uni("x"))
+    data = shapes.wrap(called + op.EMPTY_DICT + op.uni("k") + op.uni("v") + op.SETITEM + op.BUILD)
+    assert ("pickle-object-mutation", "high") in {(r, s) for r, s, _ in findings(data)}
+    assert any("does not vouch for" in m for _, _, m in findings(data))
+
+
 def test_pack_class_state_must_be_a_dict() -> None:
     # The derivation judged __setstate__ on a state dict (sklearn's state.pop(...)): an object as
     # state would run its own methods of those names.
