@@ -157,9 +157,10 @@ HAND_PICKED: dict[str, dict[str, str | bool]] = {
         "why": f"{_NUMPY_RANDOM}: instantiates the class given or looked up by name in numpy's own table: "
                "only numpy's five bit generators pass; BUILD sets the state dict (checked by the setter)"},
     "numpy.random.bit_generator.__pyx_unpickle_SeedSequence": {
-        "library": "numpy", "uses": "call", "rule": "seed-sequence",
+        "library": "numpy", "uses": "call build", "rule": "seed-sequence",
         "why": "Cython's unpickle helper of SeedSequence (bit_generator.pyx): checks a checksum, "
-               "SeedSequence.__new__, then assigns the state fields; argument 0 must be SeedSequence"},
+               "SeedSequence.__new__, then assigns the state fields (given as its argument 2, or by "
+               "BUILD through __setstate_cython__ when the state holds objects); argument 0 must be SeedSequence"},
     **{name: {"library": "numpy", "uses": "call build value",
               "why": "a Cython bit generator (numpy/random/*.pyx): __init__ seeds from a SeedSequence, "
                      "__setstate__ sets the state dict after checking its bit_generator name"}

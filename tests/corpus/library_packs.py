@@ -76,8 +76,12 @@ def random_state(ctor: str = "__bit_generator_ctor", name: str = "MT19937",
 def bit_generator(cls: tuple[str, str] = ("numpy.random._pcg64", "PCG64")) -> bytes:
     """``BitGenerator.__reduce__``: ``__bit_generator_ctor(type(self))`` then BUILD with
     ``(state, seed_seq)``; the SeedSequence through Cython's ``__pyx_unpickle_SeedSequence``."""
+    # Cython's __reduce_cython__: (__pyx_unpickle_SeedSequence, (type, checksum, None), state) when the
+    # state holds objects, so BUILD (__setstate_cython__) sets the fields.
+    fields = op.MARK + op.binint(0) + op.EMPTY_TUPLE + op.binint(4) + op.binint(0) + op.TUPLE
     seed = op.call(op.glob("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
                    op.glob("numpy.random.bit_generator", "SeedSequence"), op.binint(0x1234), op.NONE)
+    seed += fields + op.BUILD
     return (op.call(op.glob("numpy.random._pickle", "__bit_generator_ctor"), op.glob(*cls))
             + op.MARK + _state_dict(cls[1]) + seed + op.TUPLE + op.BUILD)
 
