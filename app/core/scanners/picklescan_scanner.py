@@ -29,6 +29,7 @@ from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, r
 from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved
 from app.core.scanners.peers.shared import facts_for, peer_zip
 from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
+from app.core.scanners.pickle_engine import library_packs
 from app.core.scanners.pickle_scanner import PickleScanner
 
 NAME = "picklescan"
@@ -36,6 +37,7 @@ DANGEROUS = "picklescan:dangerous-global"
 SUSPICIOUS = "picklescan:suspicious-global"
 UNPARSED_MEMBER = "picklescan:unparsed-member"
 JOBLIB_PARTIAL = "picklescan:joblib-partial"
+CHECKED = "picklescan:checked-global"
 # joblib/gzip/zlib wrappers are not handled: picklescan cannot decompress them and would
 # call the compressed bytes "not a pickle" (clean). hfvet's archive scanner unwraps them.
 HANDLED_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.SEVEN_Z, *PEER_ZIP_KINDS})
@@ -59,6 +61,11 @@ class PicklescanScanner:
         # unknown imports (pickle-unknown-global, medium); this stays evidence only.
         RuleInfo(SUSPICIOUS, Severity.INFO, "picklescan: a pickle imports a global that is on "
                  "neither of its lists"),
+        # picklescan denies functools.partial by name; hfvet's engine allows it only wrapping an
+        # allowlisted callable, checked on every REDUCE and BUILD (library_packs.py): a partial of
+        # anything else is hfvet's own pickle-unsafe-argument (critical). The hit stays as evidence.
+        RuleInfo(CHECKED, Severity.INFO, "picklescan: a global on its denylist whose every use hfvet's "
+                 "engine checks (what it wraps or is given must be allowlisted)"),
         RuleInfo(UNPARSED_MEMBER, Severity.INFO, "picklescan: an archive member starts like a pickle "
                  "but does not parse (no loader unpickles it by name)"),
         RuleInfo(JOBLIB_PARTIAL, Severity.INFO, "picklescan: stopped at the first numpy array inside "
@@ -164,7 +171,11 @@ def _engine(
 def _record_globals(sink: FindingSink, result: Any, member: str | None) -> None:
     for found in sorted(result.globals, key=lambda g: (g.module, g.name)):
         ref = f"{found.module}.{found.name}"
-        if found.safety is ps.SafetyLevel.Dangerous:
+        checked = library_packs.checked_per_use(ref) if found.safety is ps.SafetyLevel.Dangerous else None
+        if checked is not None:
+            sink.add(CHECKED, Severity.INFO, f"picklescan: dangerous import {ref}; hfvet's engine checks every "
+                     f"use of it ({checked.reason})", member=member, evidence=ref)
+        elif found.safety is ps.SafetyLevel.Dangerous:
             sink.add(DANGEROUS, Severity.CRITICAL, f"picklescan: dangerous import {ref}",
                      member=member, evidence=ref)
         elif found.safety is ps.SafetyLevel.Suspicious:

@@ -371,10 +371,10 @@ class _Analyzer(JoblibReading):
         self.ran_code = True
         if isinstance(func, GlobalRef) and calls.quiet_call(func, args):
             return  # judge_call finds nothing here: every tensor rebuild of a state dict
-        known = isinstance(func, GlobalRef) and classify(func.module, func.name).verdict is Verdict.SAFE
+        known = isinstance(func, GlobalRef) and calls.vouched_call(func, op.name)
         if not (known or self._after_fork):
             self._trial_acted = True  # a lenient walk that reaches a real call is kept even if it breaks
-        self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}"))
+        self._report(calls.judge_call(func, args, f"{op.name} at offset {op.pos}", op.name))
 
     def on_build(self, target: Value, state: Value, op: Op) -> None:
         self.ran_code = True

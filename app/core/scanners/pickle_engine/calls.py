@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from app.core.findings import Severity
+from app.core.scanners.pickle_engine import library_packs
 from app.core.scanners.pickle_engine.catalog import (
     ARGUMENT_CALLERS,
     INSTANTIATED_ARGUMENT,
@@ -40,6 +41,15 @@ RULE_DYNAMIC_CALL = "pickle-dynamic-call"
 RULE_UNSAFE_ARGUMENT = "pickle-unsafe-argument"
 RULE_OBJECT_MUTATION = "pickle-object-mutation"
 RULE_MUTATION = "pickle-global-mutation"
+RULE_DANGEROUS = "pickle-dangerous-global"
+
+# How a load uses a callable, by opcode (library_packs.USES): NEWOBJ only runs __new__.
+_USE_BY_OPCODE = {"NEWOBJ": "new", "NEWOBJ_EX": "new"}
+# Allowlisted callables whose argument at a position is instantiated without __init__.
+_NEW_ARGUMENTS: dict[str, int] = {
+    "copyreg.__newobj__": 0, "copyreg.__newobj_ex__": 0, "copyreg._reconstructor": 0,
+    "numpy.core.multiarray._reconstruct": 0, "numpy._core.multiarray._reconstruct": 0,
+}
 
 # Argument text that looks like a command or Python source.
 COMMAND_OR_CODE = re.compile(
@@ -83,12 +93,19 @@ def holds_unsafe_global(args: Value) -> bool:
 def keeps_nothing_callable(module: str, name: str) -> bool:
     dotted = canonical(module, name)
     return (classify(module, name).verdict is Verdict.SAFE and dotted not in ARGUMENT_CALLERS
-            and dotted not in INSTANTIATED_ARGUMENT)
+            and dotted not in INSTANTIATED_ARGUMENT and library_packs.lookup(dotted) is None)
 
 
-def judge_call(func: Value, args: Value, where: str) -> list[CallFinding]:
+def vouched_call(func: GlobalRef, opcode: str = "") -> bool:
+    """Whether calling ``func`` this way is on the allowlist (a pack entry only for the uses it lists)."""
+    return (classify(func.module, func.name).verdict is Verdict.SAFE
+            and library_packs.allows(canonical(func.module, func.name), _USE_BY_OPCODE.get(opcode, "call")))
+
+
+def judge_call(func: Value, args: Value, where: str, opcode: str = "") -> list[CallFinding]:
+    """``opcode``: REDUCE/INST/OBJ (or unknown, "") run ``__init__``; NEWOBJ(_EX) only ``__new__``."""
     if isinstance(func, GlobalRef):
-        return _judge_global_call(func, args, where)
+        return _pack_use(func, args, where, opcode) + _judge_global_call(func, args, where)
     text = suspicious_text(args)
     found = [CallFinding(RULE_DYNAMIC_CALL, Severity.HIGH,
                          f"{where} calls the {describe(func)}, a callable obtained at load time", describe(func))]
@@ -112,14 +129,44 @@ def _judge_global_call(func: GlobalRef, args: Value, where: str) -> list[CallFin
     return found
 
 
+def _pack_use(func: GlobalRef, args: Value, where: str, opcode: str) -> list[CallFinding]:
+    """A library-pack entry called in a way its pack does not vouch for, or with arguments its rule refuses."""
+    dotted = canonical(func.module, func.name)
+    entry = library_packs.lookup(dotted)
+    if entry is None or classify(func.module, func.name).verdict is not Verdict.SAFE:
+        return []
+    use = _USE_BY_OPCODE.get(opcode, "call")
+    if not entry.allows(use):
+        if entry.overrides_module:  # a builtin allowed as a value only, called here
+            return [CallFinding(RULE_DANGEROUS, Severity.CRITICAL,
+                                f"{where} calls {dotted}: allowlisted only as a value held in state, never "
+                                f"as a call ({entry.reason})", dotted)]
+        return [CallFinding(RULE_UNKNOWN_CALL, Severity.HIGH,
+                            f"{where} calls {dotted} ({opcode or 'a call'} runs its {_ran(use)}), which its "
+                            f"{entry.library} pack allows only as {', '.join(sorted(entry.uses))}: {entry.reason}",
+                            dotted)]
+    problem = library_packs.argument_problem(dotted, args)
+    if problem is None:
+        return []
+    return [CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+                        f"{where}: {dotted} {problem}: not the pickle {entry.library} writes",
+                        f"{dotted}({describe(args)})")]
+
+
+def _ran(use: str) -> str:
+    return "__new__" if use == "new" else "__init__ (or body)"
+
+
 def _unsafe_arguments(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:
     """Arguments an allowlisted callable calls, instantiates or keeps for a later call."""
     items = args.items if isinstance(args, TupleVal) else ()
     called = ARGUMENT_CALLERS.get(canonical(func.module, func.name), ())
     found = []
+    dotted = canonical(func.module, func.name)
     for index in called:
         arg = items[index] if index < len(items) else None
-        if arg is not None and not _is_none(arg) and not _is_safe_callable(arg):
+        use = "new" if _NEW_ARGUMENTS.get(dotted) == index else "call"
+        if arg is not None and not _is_none(arg) and not _is_safe_callable(arg, use):
             found.append(CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
                                      f"{where}: {func.dotted} calls its argument {index}, the {describe(arg)}, "
                                      "which is not on the allowlist", f"{func.dotted} <- {describe(arg)}"))
@@ -144,7 +191,7 @@ def _unsafe_globals_in(value: Value, context: str, owner: str) -> list[CallFindi
                     f"{context} holds {leaf.dotted}, a global that is not on the allowlist",
                     f"{owner} <- {leaf.dotted}")
         for leaf in leaves(value, max_depth=_LEAF_DEPTH)
-        if isinstance(leaf, GlobalRef) and classify(leaf.module, leaf.name).verdict is not Verdict.SAFE
+        if isinstance(leaf, GlobalRef) and not _is_safe_value(leaf)
     ]
 
 
@@ -162,7 +209,7 @@ def _holds_unsafe_global(value: Value, depth: int) -> bool:
             if isinstance(item, _SCALARS):
                 continue  # most arguments: one test
             if isinstance(item, GlobalRef):
-                if not _is_safe_callable(item):
+                if not _is_safe_value(item):
                     return True
             elif remaining == 0:
                 continue
@@ -180,7 +227,7 @@ def _holds_unsafe_global(value: Value, depth: int) -> bool:
 def _instantiated(func: GlobalRef, args: Value, where: str) -> list[CallFinding]:
     """``copyreg._reconstructor(cls, ...)``: an instance of ``cls`` whose methods later run."""
     cls = instance_class_of(func, args)
-    if cls is func or _is_safe_callable(cls):
+    if cls is func or _is_safe_callable(cls, "new"):
         return []
     name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
     return [CallFinding(RULE_UNKNOWN_CALL, Severity.HIGH,
@@ -206,9 +253,15 @@ def judge_build(target: Value, state: Value, where: str) -> list[CallFinding]:
                             f"{where} gives state to the {describe(target)}, an object the analysis does not "
                             "model: its __setstate__ runs", describe(target))]
     cls = instance_class_of(target.func, target.args)
-    if _is_safe_callable(cls):
+    if _is_safe_callable(cls, "build"):
         owner = cls.dotted if isinstance(cls, GlobalRef) else "?"
-        return _unsafe_globals_in(state, f"{where}: the state of a {owner}", owner)
+        return (_unsafe_globals_in(state, f"{where}: the state of a {owner}", owner)
+                + _state_callers(owner, state, where) + _state_shape(owner, state, where))
+    refused = _pack_refuses(cls, "build")
+    if refused is not None:
+        return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH,
+                            f"{where} gives state to a {refused.name} (its __setstate__ or setattr runs), which "
+                            f"its {refused.library} pack does not vouch for: {refused.reason}", refused.name)]
     name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
     found = []
     if _has_slot_state(state):
@@ -228,7 +281,7 @@ def judge_mutation(target: Value, values: Value, where: str) -> list[CallFinding
     if isinstance(target, (DictVal, ListVal, TupleVal, Const)):
         return []  # a builtin container the stream built: plain data
     cls = instance_class_of(target.func, target.args) if isinstance(target, Call) else target
-    if _is_safe_callable(cls):  # an OrderedDict of backward hooks holds callables too
+    if _is_safe_callable(cls, "items"):  # an OrderedDict of backward hooks holds callables too
         owner = cls.dotted if isinstance(cls, GlobalRef) else "?"
         return _unsafe_globals_in(values, f"{where}: an item of a {owner}", owner)
     name = cls.dotted if isinstance(cls, GlobalRef) else describe(cls)
@@ -255,8 +308,41 @@ def _suspicious(callee: str, text: str, where: str) -> CallFinding:
                        f"{callee}({text})")
 
 
-def _is_safe_callable(value: Value) -> bool:
-    return isinstance(value, GlobalRef) and classify(value.module, value.name).verdict is Verdict.SAFE
+def _state_callers(owner: str, state: Value, where: str) -> list[CallFinding]:
+    """State entries the object calls later: ``functools.partial``'s BUILD state sets its func."""
+    items = state.items if isinstance(state, TupleVal) else ()
+    return [CallFinding(RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+                        f"{where}: the state of a {owner} sets the callable it calls to the {describe(items[i])}, "
+                        "which is not on the allowlist", f"{owner} <- {describe(items[i])}")
+            for i in library_packs.state_callers(owner)
+            if i < len(items) and not _is_none(items[i]) and not _is_safe_callable(items[i])]
+
+
+def _state_shape(owner: str, state: Value, where: str) -> list[CallFinding]:
+    problem = library_packs.state_problem(owner, state)
+    if problem is None:
+        return []
+    return [CallFinding(RULE_OBJECT_MUTATION, Severity.HIGH, f"{where}: {owner}: {problem}",
+                        f"{owner}.__setstate__({describe(state)})")]
+
+
+def _pack_refuses(value: Value, use: str) -> library_packs.PackEntry | None:
+    """The pack entry of an allowlisted global that does not vouch for ``use``."""
+    if not isinstance(value, GlobalRef) or classify(value.module, value.name).verdict is not Verdict.SAFE:
+        return None
+    entry = library_packs.lookup(canonical(value.module, value.name))
+    return entry if entry is not None and not entry.allows(use) else None
+
+
+def _is_safe_callable(value: Value, use: str = "call") -> bool:
+    """An allowlisted global, and (for a library-pack entry) one vouched for this use."""
+    return (isinstance(value, GlobalRef) and classify(value.module, value.name).verdict is Verdict.SAFE
+            and library_packs.allows(canonical(value.module, value.name), use))
+
+
+def _is_safe_value(value: GlobalRef) -> bool:
+    """A global an allowlisted object may hold: one it could also call later, or a reviewed plain value."""
+    return _is_safe_callable(value) or _is_safe_callable(value, "value")
 
 
 def _is_none(value: Value) -> bool:

@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from app.core.scanners.pickle_engine import denylist
+from app.core.scanners.pickle_engine import denylist, library_packs
 
 
 def _words(text: str) -> list[str]:
@@ -241,6 +241,9 @@ def _classify_one(module: str, name: str) -> Classification:
     derived = denylist.lookup(full)
     if derived:
         return Classification(Verdict.DANGEROUS, derived.describe(full))
+    reviewed = library_packs.module_override(full)  # builtins.hash held as a value (library_packs.py)
+    if reviewed:
+        return Classification(Verdict.SAFE, f"library pack ({reviewed.library}): {reviewed.reason}")
     denied = _denied_module(module)
     if denied:
         return Classification(Verdict.DANGEROUS, f"module {denied!r} can run code or touch the system")
@@ -257,6 +260,9 @@ def _classify_one(module: str, name: str) -> Classification:
         return Classification(Verdict.DANGEROUS, f"{last!r} names a command, load or fetch primitive")
     if module == "torch._C" and re.search(r"jit|import|load", name):
         return Classification(Verdict.DANGEROUS, "torch._C loader / TorchScript entry point")
+    packed = library_packs.lookup(full)  # never over a dangerous verdict above
+    if packed:
+        return Classification(Verdict.SAFE, f"library pack ({packed.library}): {packed.reason}")
     return Classification(Verdict.UNKNOWN, "not on the allowlist")
 
 

@@ -124,8 +124,10 @@ def test_derivation_keeps_the_allowlist_first_and_unknown_unknown() -> None:
     assert denylist.lookup("pathlib.Path.write_text") is not None
     assert classify("pathlib", "PosixPath").verdict is Verdict.SAFE
     assert classify("uuid", "UUID").verdict is Verdict.SAFE
-    # Globals real checkpoints hold and the walk does not reach a sink from stay unknown.
-    for module, name in [("re", "_compile"), ("collections", "ChainMap"), ("functools", "partial"),
+    # Globals real checkpoints hold and the walk does not reach a sink from stay unknown
+    # (functools.partial left this list with issue 22: a library-pack entry, its wrapped callable
+    # checked on every call and BUILD; see test_library_packs.py).
+    for module, name in [("re", "_compile"), ("collections", "ChainMap"),
                          ("collections", "namedtuple"), ("enum", "Enum"), ("logging", "getLogger")]:
         assert classify(module, name).verdict is Verdict.UNKNOWN, (module, name)
 
