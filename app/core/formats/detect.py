@@ -49,6 +49,11 @@ class Format(StrEnum):
     PE = "pe"
     MACHO = "macho"
     AR = "ar"
+    ONNX = "onnx"  # protobuf ModelProto (formats.onnx_model)
+    TFLITE = "tflite"  # flatbuffer with file identifier TFL3 (formats.tflite_model)
+    # Bytes a loader of the repo's layout reads raw (ONNX external data, an OpenVINO IR's .bin...),
+    # whose head merely looks like a pickle: decided by formats.side_files, never by the head alone.
+    RAW_DATA = "raw-data"
 
 
 # Named groups: one definition each, so two readers can never disagree about what a zip is.
@@ -80,6 +85,10 @@ _MAGICS: tuple[tuple[bytes, Format], ...] = (
     (b"PK\x05\x06", Format.ZIP),  # empty archive
     (b"MZ", Format.PE),
 )
+TFLITE_IDENTIFIER = b"TFL3"  # flatbuffers file_identifier, bytes 4..8 (tensorflow/lite/schema/schema.fbs)
+# ModelProto's field numbers (onnx.proto); writers serialize in field order, ir_version (1) first.
+_ONNX_FIELDS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 14, 20, 25, 26})
+_ONNX_MAX_IR = 64
 _MACHO = {
     b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
     b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\xbe\xba\xfe\xca",
@@ -106,6 +115,10 @@ def detect_format(head: bytes, size: int) -> Format:
             return _refine_pe(head) if name == Format.PE else name
     if head[:4] in _MACHO:
         return Format.MACHO
+    if head[4:8] == TFLITE_IDENTIFIER:
+        return Format.TFLITE
+    if is_onnx_head(head):
+        return Format.ONNX
     if (len(head) > 262 and head[257:262] == b"ustar") or is_tar_header(head):
         return Format.TAR
     if _is_safetensors(head, size):
@@ -117,6 +130,59 @@ def detect_format(head: bytes, size: int) -> Format:
     if text_encoding(head):  # UTF-8, or UTF-16/32 with or without a byte-order mark
         return Format.TEXT
     return Format.UNKNOWN
+
+
+def is_onnx_head(head: bytes) -> bool:
+    """The head reads as the start of an ONNX ModelProto: ``ir_version`` first (a small varint),
+    then only ModelProto fields, strings among them UTF-8, up to the head's end or a field
+    running past it (the graph). Protobuf has no magic; this is what every exporter writes."""
+    if len(head) < 4 or head[0] != 0x08 or not 0 < head[1] <= _ONNX_MAX_IR:
+        return False
+    position, fields = 2, 1
+    while position < len(head):
+        parsed = _wire_field(head, position)
+        if parsed is None:  # a bad varint; one the head cut is no evidence either way
+            return fields >= 2 and position > len(head) - 12
+        number, wire_type, payload, position = parsed
+        if number not in _ONNX_FIELDS or wire_type not in (0, 2):
+            return False
+        fields += 1
+        if payload is None:  # runs past the head: the graph, usually
+            break
+        if number in (2, 3, 4, 6) and not is_utf8_text(payload or b" "):
+            return False
+    return fields >= 2
+
+
+def _wire_field(data: bytes, position: int) -> tuple[int, int, bytes | None, int] | None:
+    """(number, wire type, LEN payload or None when cut by the head's end, next position)."""
+    tag, position = _varint(data, position)
+    if tag is None:
+        return None
+    number, wire_type = tag >> 3, tag & 7
+    if wire_type == 0:
+        value, position = _varint(data, position)
+        return None if value is None else (number, wire_type, b"", position)
+    if wire_type != 2:
+        return number, wire_type, b"", position
+    length, position = _varint(data, position)
+    if length is None:
+        return None
+    if position + length > len(data):
+        return number, wire_type, None, len(data)
+    return number, wire_type, data[position : position + length], position + length
+
+
+def _varint(data: bytes, position: int) -> tuple[int | None, int]:
+    result = 0
+    for index in range(10):
+        if position + index >= len(data):
+            return None, position
+        byte = data[position + index]
+        result |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return result, position + index + 1
+    return None, position
 
 
 def is_tar_header(head: bytes) -> bool:

@@ -26,6 +26,7 @@ SCANNERS = (
     ("binary_scanner", "BinaryScanner"),
     ("keras_scanner", "KerasScanner"),
     ("savedmodel_scanner", "SavedModelScanner"),
+    ("onnx_scanner", "OnnxScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
     ("picklescan_scanner", "PicklescanScanner"),

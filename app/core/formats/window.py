@@ -1,0 +1,38 @@
+"""Reads a blob through one held window, so a structure walk moves kilobytes, not the file.
+
+Model files (ONNX, TFLite, CoreML) keep their structure and their weights in one file; a walk
+reads the structure and jumps over the weights. A read inside the window is free; one just past
+it (a dense walk going on) fetches a window twice as large, up to ``MOST``; one anywhere else (the
+walk jumped over a tensor) fetches a small window again, so skipping ten thousand tensors costs
+ten thousand small reads, never ten thousand megabytes.
+"""
+
+from __future__ import annotations
+
+from app.core.ports import Blob
+
+FIRST = 4096
+MOST = 1024 * 1024
+
+
+class ByteWindow:
+    def __init__(self, blob: Blob, first: int = FIRST, most: int = MOST) -> None:
+        self.blob = blob
+        self.size = blob.size
+        self._first, self._most = first, most
+        self._start, self._data = 0, b""
+        self._next = first
+
+    def view(self, offset: int, length: int) -> memoryview:
+        """``length`` bytes at ``offset`` (fewer only at the end of the blob)."""
+        end = min(offset + length, self.size)
+        if offset < self._start or end > self._start + len(self._data):
+            self._fetch(offset, end - offset)
+        at = offset - self._start
+        return memoryview(self._data)[at : at + end - offset]
+
+    def _fetch(self, offset: int, length: int) -> None:
+        dense = self._start <= offset <= self._start + len(self._data)  # the walk goes on past the window
+        self._next = min(self._most, self._next * 2) if dense else self._first
+        want = max(length, self._next)
+        self._start, self._data = offset, self.blob.read(offset, want)
