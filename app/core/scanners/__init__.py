@@ -27,6 +27,7 @@ SCANNERS = (
     ("keras_scanner", "KerasScanner"),
     ("savedmodel_scanner", "SavedModelScanner"),
     ("onnx_scanner", "OnnxScanner"),
+    ("tflite_scanner", "TfliteScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
     ("picklescan_scanner", "PicklescanScanner"),
