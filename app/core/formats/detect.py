@@ -66,6 +66,9 @@ UNSUPPORTED_COMPRESSION = frozenset({Format.ZSTD, Format.LZ4})  # joblib can wri
 EXECUTABLES = frozenset({Format.ELF, Format.PE, Format.MACHO, Format.AR})
 NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESSED_STREAMS
 LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
+# Formats that were "unknown" bytes before hfvet read them: still searched for hidden payloads
+# (YARA, encoded executables) as unknown content is.
+RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.RAW_DATA})
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys: all unpickled by torch.load
 
 _MAGICS: tuple[tuple[bytes, Format], ...] = (

@@ -28,6 +28,7 @@ SCANNERS = (
     ("savedmodel_scanner", "SavedModelScanner"),
     ("onnx_scanner", "OnnxScanner"),
     ("tflite_scanner", "TfliteScanner"),
+    ("raw_data_scanner", "RawDataScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
     ("picklescan_scanner", "PicklescanScanner"),
