@@ -32,7 +32,8 @@ def test_an_ordinary_model_with_a_stock_custom_op_is_clean(tmp_path: Path) -> No
     data = w.model([w.CONV_2D, w.RELU, w.FULLY_CONNECTED, "TFLite_Detection_PostProcess"], weights=bytes(5000))
     assert detect_format(data[:4096], len(data)) == Format.TFLITE
     model = read_model(BytesBlob(data))
-    assert [c.builtin for c in model.codes] == [3, 19, 9, 32] and model.codes[3].custom == "TFLite_Detection_PostProcess"
+    assert [c.builtin for c in model.codes] == [3, 19, 9, 32]
+    assert model.codes[3].custom == "TFLite_Detection_PostProcess"
     report = _vet(tmp_path, data)
     assert report.findings == () and report.files[0].format == "tflite"
 
