@@ -26,9 +26,11 @@ visiting every occurrence sees what the runtime sees; every value of a repeated 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from app.core.formats.ranged_wire import RangeMessage, Walk
+from app.core.formats.protobuf_wire import LEN, VARINT
+from app.core.formats.ranged_wire import RangeField, RangeMessage, Walk
 
 MODEL_IR_VERSION, MODEL_GRAPH, MODEL_OPSET, MODEL_TRAINING, MODEL_FUNCTIONS = 1, 7, 8, 20, 25
 OPSET_DOMAIN, OPSET_VERSION = 1, 2
@@ -74,6 +76,14 @@ class OnnxModel:
             self.ops[key] = [where]
 
 
+def _fields(message: RangeMessage, varints: tuple[int, ...] = ()) -> Iterator[RangeField]:
+    """The fields of ``message`` with the wire type their schema gives them: a parser keeps one of
+    another wire type as an unknown field, so the walk passes over it too."""
+    for item in message.fields():
+        if item.wire_type == (VARINT if item.number in varints else LEN):
+            yield item
+
+
 def normal_domain(domain: str) -> str:
     return "" if domain == ONNX_DOMAIN_ALIAS else domain
 
@@ -82,8 +92,8 @@ def walk_model(walk: Walk, found: OnnxModel) -> None:
     """Collect ``found`` from the whole file; raises WireError/LimitExceeded on bad bytes
     (what was collected before stays in ``found``)."""
     top = walk.top()
-    for item in top.fields():
-        if item.number == MODEL_IR_VERSION and item.wire_type == 0:
+    for item in _fields(top, varints=(MODEL_IR_VERSION,)):
+        if item.number == MODEL_IR_VERSION :
             found.ir_version = item.value
         elif item.number == MODEL_GRAPH:
             found.graphs += 1
@@ -94,24 +104,24 @@ def walk_model(walk: Walk, found: OnnxModel) -> None:
             _function(walk, top.nested(item), found)
         elif item.number == MODEL_TRAINING:
             training = top.nested(item)
-            for part in training.fields():
+            for part in _fields(training):
                 if part.number in (TRAINING_INITIALIZATION, TRAINING_ALGORITHM):
                     _graph(walk, training.nested(part), "training_info graph", found)
 
 
 def _opset(walk: Walk, opset: RangeMessage) -> tuple[str, int]:
     domain, version = "", 0
-    for item in opset.fields():
+    for item in _fields(opset, varints=(OPSET_VERSION,)):
         if item.number == OPSET_DOMAIN:
             domain = item.text(walk)
-        elif item.number == OPSET_VERSION and item.wire_type == 0:
+        elif item.number == OPSET_VERSION :
             version = item.value
     return domain, version
 
 
 def _graph(walk: Walk, graph: RangeMessage, where: str, found: OnnxModel) -> None:
     nodes = tensors = 0
-    for item in graph.fields():
+    for item in _fields(graph):
         if item.number == GRAPH_NODE:
             _node(walk, graph.nested(item), f"{where} node[{nodes}]", found)
             nodes += 1
@@ -124,7 +134,7 @@ def _graph(walk: Walk, graph: RangeMessage, where: str, found: OnnxModel) -> Non
 
 def _function(walk: Walk, function: RangeMessage, found: OnnxModel) -> None:
     names, domains, nodes = [], [], []
-    for item in function.fields():
+    for item in _fields(function):
         if item.number == FUNCTION_NAME:
             names.append(item.text(walk))
         elif item.number == FUNCTION_DOMAIN:
@@ -139,7 +149,7 @@ def _function(walk: Walk, function: RangeMessage, found: OnnxModel) -> None:
 
 def _node(walk: Walk, node: RangeMessage, where: str, found: OnnxModel) -> None:
     ops, domains, names, attributes = [], [], [], []
-    for item in node.fields():
+    for item in _fields(node):
         if item.number == NODE_OP_TYPE:
             ops.append(item.text(walk))
         elif item.number == NODE_DOMAIN:
@@ -157,7 +167,7 @@ def _node(walk: Walk, node: RangeMessage, where: str, found: OnnxModel) -> None:
 
 
 def _attribute(walk: Walk, attribute: RangeMessage, where: str, found: OnnxModel) -> None:
-    for item in attribute.fields():
+    for item in _fields(attribute):
         if item.number in (ATTR_G, ATTR_GRAPHS):
             _graph(walk, attribute.nested(item), f"{where} subgraph", found)
         elif item.number in (ATTR_T, ATTR_TENSORS):
@@ -167,7 +177,7 @@ def _attribute(walk: Walk, attribute: RangeMessage, where: str, found: OnnxModel
 
 
 def _sparse(walk: Walk, sparse: RangeMessage, where: str, found: OnnxModel) -> None:
-    for item in sparse.fields():
+    for item in _fields(sparse):
         if item.number in (SPARSE_VALUES, SPARSE_INDICES):
             _tensor(walk, sparse.nested(item), where, found)
 
@@ -176,12 +186,12 @@ def _tensor(walk: Walk, tensor: RangeMessage, where: str, found: OnnxModel) -> N
     names: list[str] = []
     entries: list[tuple[str, str]] = []
     external = False
-    for item in tensor.fields():  # raw_data and the typed data fields are jumped over
+    for item in _fields(tensor, varints=(TENSOR_LOCATION,)):  # raw_data and the typed data fields are jumped over
         if item.number == TENSOR_NAME:
             names.append(item.text(walk))
         elif item.number == TENSOR_EXTERNAL:
             entries.append(_entry(walk, tensor.nested(item)))
-        elif item.number == TENSOR_LOCATION and item.wire_type == 0:
+        elif item.number == TENSOR_LOCATION :
             external = item.value == EXTERNAL
     if entries or external:
         name = names[-1] if names else ""
@@ -190,7 +200,7 @@ def _tensor(walk: Walk, tensor: RangeMessage, where: str, found: OnnxModel) -> N
 
 def _entry(walk: Walk, entry: RangeMessage) -> tuple[str, str]:
     key = value = ""
-    for item in entry.fields():
+    for item in _fields(entry):
         if item.number == ENTRY_KEY:
             key = item.text(walk)
         elif item.number == ENTRY_VALUE:

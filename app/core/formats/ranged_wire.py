@@ -5,8 +5,10 @@ descended into, or jumped over, as the caller's schema walk decides.
 bytes around a few megabytes of graph. Here a field is only a position and a length until the
 walk asks for its bytes (``RangeField.data``) or its fields (``RangeMessage.nested``): a
 ``raw_data`` field the walk never asks for is never read. The same refusals as the in-memory
-reader (``WireError``): a truncated varint, a field number 0, a length past its message, groups,
-reserved wire types, nesting deeper than protobuf's recursion limit. ``max_fields`` bounds the
+reader (``WireError``): a truncated varint, a field number 0, a length past its message, an
+unmatched group end, reserved wire types, nesting deeper than protobuf's recursion limit. A
+group (wire types 3/4, proto2) is what a protobuf parser keeps as an unknown field: skipped to
+its matching end, never refused, so a file the runtime loads is never one hfvet stops reading. ``max_fields`` bounds the
 whole walk (every field visited, at every depth), so a file of millions of tiny fields stops
 at a limit instead of running for minutes.
 """
@@ -72,11 +74,9 @@ class RangeField(NamedTuple):
         return bytes(walk.window.view(self.start, self.value))
 
     def text(self, walk: Walk, cap: int = 64 * 1024) -> str:
-        """A string: parsers reject invalid UTF-8, so do we."""
-        try:
-            return self.data(walk, cap).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise WireError(f"field {self.number} at byte {self.offset} is not UTF-8") from exc
+        """A string. proto2 parsers (ONNX, Core ML, Paddle) accept invalid UTF-8, so bytes that
+        do not decode are kept as surrogate escapes rather than refused."""
+        return self.data(walk, cap).decode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,43 @@ class RangeMessage:
                 value = int.from_bytes(self.walk.window.view(position, width), "little")
                 yield RangeField(number, wire_type, value, at, -1)
                 position += width
-            elif wire_type in (SGROUP, EGROUP):
-                raise WireError(f"group (wire type {wire_type}) at byte {at}: no model proto uses groups")
+            elif wire_type == SGROUP:
+                position = self._skip_group(number, position, at)
+            elif wire_type == EGROUP:
+                raise WireError(f"group end at byte {at} without a start")
             else:
                 raise WireError(f"reserved wire type {wire_type} at byte {at}")
+
+    def _skip_group(self, number: int, position: int, at: int) -> int:
+        """The position after the group ``number`` that starts before ``position``."""
+        open_groups = [number]
+        while open_groups:
+            if position >= self.end:
+                raise WireError(f"group at byte {at} has no end")
+            if len(open_groups) > self.walk.max_depth:
+                raise WireError(f"groups nested more than {self.walk.max_depth} deep at byte {at}")
+            self.walk.count(position)
+            tag, position = self._varint(position, "tag")
+            inner, wire_type = tag >> 3, tag & 7
+            if not 0 < inner <= MAX_FIELD_NUMBER:
+                raise WireError(f"field number {inner} at byte {position} is out of range")
+            if wire_type == SGROUP:
+                open_groups.append(inner)
+            elif wire_type == EGROUP:
+                if open_groups.pop() != inner:
+                    raise WireError(f"group at byte {at} ends with another field's number")
+            elif wire_type == VARINT:
+                _value, position = self._varint(position, "varint")
+            elif wire_type == LEN:
+                length, position = self._varint(position, "length")
+                position += length
+            elif wire_type in _FIXED_WIDTH:
+                position += _FIXED_WIDTH[wire_type]
+            else:
+                raise WireError(f"reserved wire type {wire_type} in the group at byte {at}")
+        if position > self.end:
+            raise WireError(f"group at byte {at} runs past the end of its message")
+        return position
 
     def nested(self, field: RangeField) -> RangeMessage:
         if field.wire_type != LEN:

@@ -62,7 +62,8 @@ class OnnxScanner:
                  "custom-op library (native code); high when the repo ships a shared library"),
         RuleInfo(PYTHON_OP, Severity.HIGH, "an ONNX node onnxruntime-training runs by calling a Python "
                  "function by name (com.microsoft PythonOp)"),
-        RuleInfo(MALFORMED, Severity.HIGH, "an ONNX model that does not parse as a ModelProto with a graph"),
+        RuleInfo(MALFORMED, Severity.LOW, "a .onnx file that does not parse as a ModelProto with a graph: "
+                 "protobuf's parser (which hfvet's walk follows) refuses it too, so no runtime loads it"),
         RuleInfo("limit-exceeded", Severity.HIGH, "the model's structure is larger than the read or field budget"),
         RuleInfo("scan-error", Severity.HIGH, "the model could not be read"),
     )
@@ -82,7 +83,7 @@ class OnnxScanner:
             if model.graphs == 0 and not model.functions:
                 raise WireError("no graph: no runtime would accept it")
         except WireError as exc:
-            sink.add(MALFORMED, Severity.HIGH, f"not an ONNX model hfvet can walk: {exc}")
+            sink.add(MALFORMED, Severity.LOW, f"not an ONNX model a runtime would load: {exc}")
         except LimitExceeded as exc:
             sink.add("limit-exceeded", Severity.HIGH, f"{exc}; the rest of the model was not read")
         except SourceError as exc:

@@ -147,3 +147,22 @@ def test_the_field_budget_stops_a_walk() -> None:
     many = w.model(w.graph([w.node("Relu", ("x",), ("y",)) for _ in range(2000)]))
     with pytest.raises(LimitExceeded):
         walk_model(Walk(ByteWindow(BytesBlob(many)), max_fields=1000), OnnxModel())
+
+
+# protobuf's parser (onnx and onnxruntime link it) keeps unknown fields, groups and known fields
+# of another wire type, and proto2 strings need not be UTF-8: none of them may stop the walk
+# before an external data location the runtime would open.
+def test_what_protobuf_accepts_does_not_stop_the_walk(tmp_path: Path) -> None:
+    group = w.varint(99 << 3 | 3) + w.field_varint(1, 5) + w.varint(99 << 3 | 4)  # an unknown group field
+    odd = w.field_varint(7, 1)  # the graph field as a varint: an unknown field to the parser
+    bad_name = w.field_bytes(3, b"\xff\xfe")  # a node name that is not UTF-8
+    node = w.node("Relu", ("x",), ("y",)) + bad_name
+    escaping = w.tensor("t", (4,), external={"location": "../../../etc/hosts"})
+    data = w.field_varint(1, 8) + group + odd + w.field_bytes(7, w.field_bytes(1, node) + w.field_bytes(5, escaping))
+    report = _vet(tmp_path, {"model.onnx": data})
+    assert ("onnx-external-data-escape", Severity.CRITICAL, "../../../etc/hosts") in _onnx(report)
+
+
+def test_a_group_without_its_end_is_malformed() -> None:
+    with pytest.raises(WireError):
+        _walk(w.field_varint(1, 8) + w.varint(99 << 3 | 3) + w.field_varint(1, 5))
