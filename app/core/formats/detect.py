@@ -51,6 +51,7 @@ class Format(StrEnum):
     AR = "ar"
     ONNX = "onnx"  # protobuf ModelProto (formats.onnx_model)
     TFLITE = "tflite"  # flatbuffer with file identifier TFL3 (formats.tflite_model)
+    COREML = "coreml"  # protobuf Model (.mlmodel; formats.coreml_model)
     # Bytes a loader of the repo's layout reads raw (ONNX external data, an OpenVINO IR's .bin...),
     # whose head merely looks like a pickle: decided by formats.side_files, never by the head alone.
     RAW_DATA = "raw-data"
@@ -68,7 +69,7 @@ NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESS
 LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
 # Formats that were "unknown" bytes before hfvet read them: still searched for hidden payloads
 # (YARA, encoded executables) as unknown content is.
-RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.RAW_DATA})
+RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.COREML, Format.RAW_DATA})
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys: all unpickled by torch.load
 
 _MAGICS: tuple[tuple[bytes, Format], ...] = (
@@ -92,6 +93,7 @@ TFLITE_IDENTIFIER = b"TFL3"  # flatbuffers file_identifier, bytes 4..8 (tensorfl
 # ModelProto's field numbers (onnx.proto); writers serialize in field order, ir_version (1) first.
 _ONNX_FIELDS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 14, 20, 25, 26})
 _ONNX_MAX_IR = 64
+_COREML_FIRST_TYPE = 200  # Model.proto: the oneof Type's fields start at 200
 _MACHO = {
     b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
     b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\xbe\xba\xfe\xca",
@@ -122,6 +124,8 @@ def detect_format(head: bytes, size: int) -> Format:
         return Format.TFLITE
     if is_onnx_head(head):
         return Format.ONNX
+    if is_coreml_head(head):
+        return Format.COREML
     if (len(head) > 262 and head[257:262] == b"ustar") or is_tar_header(head):
         return Format.TAR
     if _is_safetensors(head, size):
@@ -149,12 +153,33 @@ def is_onnx_head(head: bytes) -> bool:
         number, wire_type, payload, position = parsed
         if number not in _ONNX_FIELDS or wire_type not in (0, 2):
             return False
-        fields += 1
         if payload is None:  # runs past the head: the graph, usually
-            break
-        if number in (2, 3, 4, 6) and not is_utf8_text(payload or b" "):
-            return False
+            return fields >= 2  # ir_version and at least one whole field before it
+        fields += 1
+        if number in (2, 3, 4, 6) and not _names_text(payload, number == 6):
+            return False  # a Core ML model's field 2 is a message (its description), not a name
     return fields >= 2
+
+
+def is_coreml_head(head: bytes) -> bool:
+    """The head reads as a Core ML ``Model``: ``specificationVersion`` first, then its description
+    (a message of feature descriptions, field 1) or a model type (field 200 and up; Model.proto)."""
+    if len(head) < 4 or head[0] != 0x08 or not 0 < head[1] <= _ONNX_MAX_IR:
+        return False
+    parsed = _wire_field(head, 2)
+    if parsed is None:
+        return False
+    number, wire_type, payload, _position = parsed
+    if wire_type != 2:
+        return False
+    return number >= _COREML_FIRST_TYPE or (number == 2 and (payload is None or payload[:1] in (b"", b"\x0a")))
+
+
+def _names_text(payload: bytes, prose: bool) -> bool:
+    if not is_utf8_text(payload):
+        return False
+    allowed = "\t\n\r" if prose else ""
+    return all(c.isprintable() or c in allowed for c in payload.decode("utf-8", "replace"))
 
 
 def _wire_field(data: bytes, position: int) -> tuple[int, int, bytes | None, int] | None:

@@ -28,6 +28,7 @@ SCANNERS = (
     ("savedmodel_scanner", "SavedModelScanner"),
     ("onnx_scanner", "OnnxScanner"),
     ("tflite_scanner", "TfliteScanner"),
+    ("coreml_scanner", "CoremlScanner"),
     ("raw_data_scanner", "RawDataScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
