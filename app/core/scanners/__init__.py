@@ -29,6 +29,7 @@ SCANNERS = (
     ("onnx_scanner", "OnnxScanner"),
     ("tflite_scanner", "TfliteScanner"),
     ("coreml_scanner", "CoremlScanner"),
+    ("openvino_scanner", "OpenvinoScanner"),
     ("raw_data_scanner", "RawDataScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
