@@ -9,8 +9,7 @@ import pytest
 from app.core.findings import Severity
 from app.core.pipeline import vet
 from app.core.report import Report
-from app.core.scanners import all_scanners
-from app.core.scanners import openvino_scanner
+from app.core.scanners import all_scanners, openvino_scanner
 from app.sources.local import LocalSource
 
 
