@@ -52,6 +52,7 @@ class Format(StrEnum):
     ONNX = "onnx"  # protobuf ModelProto (formats.onnx_model)
     TFLITE = "tflite"  # flatbuffer with file identifier TFL3 (formats.tflite_model)
     COREML = "coreml"  # protobuf Model (.mlmodel; formats.coreml_model)
+    TF_CHECKPOINT_INDEX = "tf-checkpoint-index"  # a TensorFlow table (SSTable) by its footer magic
     # Bytes a loader of the repo's layout reads raw (ONNX external data, an OpenVINO IR's .bin...),
     # whose head merely looks like a pickle: decided by formats.side_files, never by the head alone.
     RAW_DATA = "raw-data"
@@ -69,7 +70,7 @@ NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESS
 LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
 # Formats that were "unknown" bytes before hfvet read them: still searched for hidden payloads
 # (YARA, encoded executables) as unknown content is.
-RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.COREML, Format.RAW_DATA})
+RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.COREML, Format.TF_CHECKPOINT_INDEX, Format.RAW_DATA})
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys: all unpickled by torch.load
 
 _MAGICS: tuple[tuple[bytes, Format], ...] = (

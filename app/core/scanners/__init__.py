@@ -30,6 +30,8 @@ SCANNERS = (
     ("tflite_scanner", "TfliteScanner"),
     ("coreml_scanner", "CoremlScanner"),
     ("openvino_scanner", "OpenvinoScanner"),
+    ("tf_checkpoint_scanner", "TfCheckpointScanner"),
+    ("paddle_scanner", "PaddleScanner"),
     ("raw_data_scanner", "RawDataScanner"),
     ("yara_scanner", "YaraScanner"),
     ("unknown_scanner", "UnknownContentScanner"),
