@@ -58,8 +58,8 @@ class OnnxScanner:
         RuleInfo(MISSING, Severity.MEDIUM, "an ONNX tensor's external data names a file that is not in the repo"),
         RuleInfo(RANGE, Severity.MEDIUM, "an ONNX tensor's external data offset/length runs past its file, "
                  "or is not a number"),
-        RuleInfo(CUSTOM, Severity.MEDIUM, "ONNX nodes in a domain no onnxruntime build provides: they need a "
-                 "custom-op library (native code); high when the repo ships a shared library"),
+        RuleInfo(CUSTOM, Severity.HIGH, "ONNX nodes in a domain no onnxruntime build provides: they need a "
+                 "custom-op library (native code); medium, high when the repo ships a shared library"),
         RuleInfo(PYTHON_OP, Severity.HIGH, "an ONNX node onnxruntime-training runs by calling a Python "
                  "function by name (com.microsoft PythonOp)"),
         RuleInfo(MALFORMED, Severity.LOW, "a .onnx file that does not parse as a ModelProto with a graph: "
