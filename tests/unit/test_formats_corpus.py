@@ -11,7 +11,8 @@ import pytest
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.pipeline import vet
+from app.core.pipeline import NAME as PIPELINE
+from app.core.pipeline import PIPELINE_RULES, vet
 from app.core.policy.engine import evaluate
 from app.core.policy.facts import facts_from
 from app.core.report import FileReport
@@ -46,3 +47,16 @@ def test_hostile_case_raises_its_rule_and_is_not_approved(case: Case, tmp_path: 
     assert case.rule in rules, sorted(rules)
     assert decisions["vendor-official"].verdict is not Verdict.APPROVE
     assert decisions["third-party"].verdict is Verdict.REJECT
+
+
+def test_every_rule_the_corpus_raises_is_declared_at_or_above_its_severity(tmp_path: Path) -> None:
+    scanners = all_scanners()
+    declared = {s.name: {r.id: r.severity for r in s.rules} for s in scanners}
+    declared[PIPELINE] = {r.id: r.severity for r in PIPELINE_RULES}
+    cases = [c for c in all_cases() if c.family in FAMILIES or c.key.startswith("hard-benign/onnx")]
+    for case in cases:
+        case.write(tmp_path / case.kind / case.family / case.name)
+    report = vet(LocalSource(tmp_path), scanners, workers=2)
+    assert {"onnx", "tflite", "raw-data"} <= {f.scanner for f in report.findings}
+    for finding in report.findings:
+        assert finding.severity.rank <= declared[finding.scanner][finding.rule].rank, finding
