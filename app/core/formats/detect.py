@@ -92,7 +92,8 @@ _MAGICS: tuple[tuple[bytes, Format], ...] = (
 )
 TFLITE_IDENTIFIER = b"TFL3"  # flatbuffers file_identifier, bytes 4..8 (tensorflow/lite/schema/schema.fbs)
 # ModelProto's field numbers (onnx.proto); writers serialize in field order, ir_version (1) first.
-_ONNX_FIELDS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 14, 20, 25, 26})
+# number -> wire type: a TensorProto .pb (dims 1, data_type 2 as varints) is no model.
+_ONNX_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
 _ONNX_MAX_IR = 64
 _COREML_FIRST_TYPE = 200  # Model.proto: the oneof Type's fields start at 200
 _MACHO = {
@@ -152,7 +153,7 @@ def is_onnx_head(head: bytes) -> bool:
         if parsed is None:  # a bad varint; one the head cut is no evidence either way
             return fields >= 2 and position > len(head) - 12
         number, wire_type, payload, position = parsed
-        if number not in _ONNX_FIELDS or wire_type not in (0, 2):
+        if _ONNX_FIELDS.get(number) != wire_type:
             return False
         if payload is None:  # runs past the head: the graph, usually
             return fields >= 2  # ir_version and at least one whole field before it

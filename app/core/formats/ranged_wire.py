@@ -157,7 +157,11 @@ class RangeMessage:
         return RangeMessage(self.walk, field.start, field.start + field.value, self.depth + 1)
 
     def _varint(self, position: int, what: str) -> tuple[int, int]:
-        raw = self.walk.window.view(position, min(MAX_VARINT_BYTES, self.end - position))
+        window = self.walk.window
+        at = position - window.start
+        if position < self.end and 0 <= at < len(window.data) and window.data[at] < 0x80:
+            return window.data[at], position + 1  # the common one-byte case, from the held window
+        raw = window.view(position, min(MAX_VARINT_BYTES, self.end - position))
         result, shift = 0, 0
         for index, byte in enumerate(raw):
             if index == MAX_VARINT_BYTES - 1 and byte > 1:

@@ -20,19 +20,19 @@ class ByteWindow:
         self.blob = blob
         self.size = blob.size
         self._first, self._most = first, most
-        self._start, self._data = 0, b""
+        self.start, self.data = 0, b""  # the held window: read-only to callers (a fast path)
         self._next = first
 
     def view(self, offset: int, length: int) -> memoryview:
         """``length`` bytes at ``offset`` (fewer only at the end of the blob)."""
         end = min(offset + length, self.size)
-        if offset < self._start or end > self._start + len(self._data):
+        if offset < self.start or end > self.start + len(self.data):
             self._fetch(offset, end - offset)
-        at = offset - self._start
-        return memoryview(self._data)[at : at + end - offset]
+        at = offset - self.start
+        return memoryview(self.data)[at : at + end - offset]
 
     def _fetch(self, offset: int, length: int) -> None:
-        dense = self._start <= offset <= self._start + len(self._data)  # the walk goes on past the window
+        dense = self.start <= offset <= self.start + len(self.data)  # the walk goes on past the window
         self._next = min(self._most, self._next * 2) if dense else self._first
         want = max(length, self._next)
-        self._start, self._data = offset, self.blob.read(offset, want)
+        self.start, self.data = offset, self.blob.read(offset, want)

@@ -30,8 +30,14 @@ FLEX = "tflite-flex-op"
 CUSTOM = "tflite-custom-op"
 MALFORMED = "malformed-tflite"
 FLEX_PREFIX = "Flex"
-# Custom ops the stock BuiltinOpResolver registers (no application code involved).
-STOCK_CUSTOM_OPS = frozenset({"NumericVerify", "Mfcc", "AudioSpectrogram", "TFLite_Detection_PostProcess"})
+# Custom ops the stock BuiltinOpResolver registers (tensorflow/lite/core/kernels/register.cc), and
+# those MediaPipe's op resolvers register for its own models (mediapipe/util/tflite/cpu_op_resolver.cc,
+# op_resolver.cc, operations/): kernels of the runtime, no application code.
+STOCK_CUSTOM_OPS = frozenset({
+    "NumericVerify", "Mfcc", "AudioSpectrogram", "TFLite_Detection_PostProcess",
+    "MaxPoolingWithArgmax2D", "MaxUnpooling2D", "Convolution2DTransposeBias", "TransformLandmarks",
+    "TransformTensorBilinear", "Landmarks2TransformMatrix",
+})
 _SHOWN = 8
 
 
