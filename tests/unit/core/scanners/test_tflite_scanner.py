@@ -20,6 +20,7 @@ from tests.corpus import tflite_writer as w
 
 
 def _vet(tmp_path: Path, data: bytes, name: str = "model.tflite") -> Report:
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / name).write_bytes(data)
     return vet(LocalSource(tmp_path), all_scanners(), workers=1)
 
@@ -46,9 +47,12 @@ def test_flex_ops_that_run_python_or_touch_files_are_critical(tmp_path: Path, op
 
 
 def test_other_flex_and_custom_ops_are_medium(tmp_path: Path) -> None:
-    report = _vet(tmp_path, w.model([w.CONV_2D, "FlexMatMul", "MaxPoolingWithArgmax2D"]))
-    assert _tflite(report) == [("tflite-custom-op", Severity.MEDIUM, "MaxPoolingWithArgmax2D"),
+    report = _vet(tmp_path / "a", w.model([w.CONV_2D, "FlexMatMul", "FastAttention"]))
+    assert _tflite(report) == [("tflite-custom-op", Severity.MEDIUM, "FastAttention"),
                                ("tflite-flex-op", Severity.MEDIUM, "FlexMatMul")]
+    # mediapipe/util/tflite/cpu_op_resolver.cc registers these for MediaPipe's own models
+    mediapipe = w.model([w.CONV_2D, "Convolution2DTransposeBias", "MaxPoolingWithArgmax2D", "TransformLandmarks"])
+    assert _tflite(_vet(tmp_path / "b", mediapipe)) == []
 
 
 def test_a_wrong_schema_version_or_bad_offsets_are_malformed(tmp_path: Path) -> None:
