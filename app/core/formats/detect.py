@@ -164,17 +164,23 @@ def is_onnx_head(head: bytes) -> bool:
 
 
 def is_coreml_head(head: bytes) -> bool:
-    """The head reads as a Core ML ``Model``: ``specificationVersion`` first, then its description
-    (a message of feature descriptions, field 1) or a model type (field 200 and up; Model.proto)."""
+    """The head reads as a Core ML ``Model``: ``specificationVersion`` first, then only its
+    description (2) and ``isUpdatable`` (10) before a model type (field 200 and up; Model.proto),
+    all within the head. A SavedModel (schema version 1, then meta graphs 2) has no field past 2,
+    so a description that runs past the head is no evidence: such a file is read by name."""
     if len(head) < 4 or head[0] != 0x08 or not 0 < head[1] <= _ONNX_MAX_IR:
         return False
-    parsed = _wire_field(head, 2)
-    if parsed is None:
-        return False
-    number, wire_type, payload, _position = parsed
-    if wire_type != 2:
-        return False
-    return number >= _COREML_FIRST_TYPE or (number == 2 and (payload is None or payload[:1] in (b"", b"\x0a")))
+    position = 2
+    while position < len(head):
+        parsed = _wire_field(head, position)
+        if parsed is None:
+            return False
+        number, wire_type, payload, position = parsed
+        if number >= _COREML_FIRST_TYPE:
+            return wire_type == 2
+        if (number, wire_type) not in ((2, 2), (10, 0)) or payload is None:
+            return False
+    return False
 
 
 def _names_text(payload: bytes, prose: bool) -> bool:

@@ -12,6 +12,7 @@ from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
 from tests.corpus.onnx_writer import field_bytes, field_text, field_varint
+from tests.unit.core.scanners import savedmodel_samples as sm
 
 DESCRIPTION = field_bytes(2, field_bytes(1, field_text(1, "image")) + field_bytes(10, field_text(1, "scores")))
 
@@ -60,3 +61,9 @@ def test_a_linked_model_outside_the_folder_is_high(tmp_path: Path) -> None:
     assert _coreml(_vet(tmp_path / "a", _linked("Features.mlmodelc", "/private/var/models"))) == [
         ("coreml-linked-model-escape", Severity.HIGH, "/private/var/models")]
     assert _coreml(_vet(tmp_path / "b", _linked("Features.mlmodelc", ".:$BUNDLE_MAIN"))) == []
+
+
+def test_a_saved_model_is_not_taken_for_core_ml() -> None:
+    # saved_model.proto: schema version (1), then meta graphs (2) whose first field is a message too
+    data = sm.saved_model(sm.benign_graph())
+    assert detect_format(data[:4096], len(data)) not in (Format.COREML, Format.ONNX)
