@@ -4,7 +4,7 @@ Model files (ONNX, TFLite, CoreML) keep their structure and their weights in one
 reads the structure and jumps over the weights. A read inside the window is free; one just past
 it (a dense walk going on) fetches a window twice as large, up to ``MOST``; one anywhere else (the
 walk jumped over a tensor) fetches a small window again, so skipping ten thousand tensors costs
-ten thousand small reads, never ten thousand megabytes.
+ten thousand small reads, never ten thousand megabytes. A file under ``WHOLE_BELOW`` is one read.
 """
 
 from __future__ import annotations
@@ -13,12 +13,17 @@ from app.core.ports import Blob
 
 FIRST = 4096
 MOST = 1024 * 1024
+# A file this small is read in one request: over the Hub, one Range request costs more than the
+# bytes a walk would skip (a 100 MB model of 300 inline tensors would otherwise take 300 requests).
+WHOLE_BELOW = 8 * 1024 * 1024
 
 
 class ByteWindow:
-    def __init__(self, blob: Blob, first: int = FIRST, most: int = MOST) -> None:
+    def __init__(self, blob: Blob, first: int = FIRST, most: int = MOST, whole_below: int = WHOLE_BELOW) -> None:
         self.blob = blob
         self.size = blob.size
+        if self.size <= whole_below:
+            first = most = max(first, self.size)
         self._first, self._most = first, most
         self.start, self.data = 0, b""  # the held window: read-only to callers (a fast path)
         self._next = first
