@@ -122,16 +122,15 @@ def detect_format(head: bytes, size: int) -> Format:
             return _refine_pe(head) if name == Format.PE else name
     if head[:4] in _MACHO:
         return Format.MACHO
-    if head[4:8] == TFLITE_IDENTIFIER:
-        return Format.TFLITE
-    if is_onnx_head(head):
-        return Format.ONNX
-    if is_coreml_head(head):
-        return Format.COREML
     if (len(head) > 262 and head[257:262] == b"ustar") or is_tar_header(head):
         return Format.TAR
     if _is_safetensors(head, size):
         return Format.SAFETENSORS
+    # After tar: torch.load opens a tar whatever its first member's name spells (even "TFL3" at 4..8);
+    # before pickle: a pickle these would hide is still read as one (readings.py's pickle reading).
+    model = _model_format(head)
+    if model is not None:
+        return model
     if looks_like_pickle(head, complete=size <= len(head)):
         return Format.PICKLE
     if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
@@ -139,6 +138,16 @@ def detect_format(head: bytes, size: int) -> Format:
     if text_encoding(head):  # UTF-8, or UTF-16/32 with or without a byte-order mark
         return Format.TEXT
     return Format.UNKNOWN
+
+
+def _model_format(head: bytes) -> Format | None:
+    if head[4:8] == TFLITE_IDENTIFIER:
+        return Format.TFLITE
+    if is_onnx_head(head):
+        return Format.ONNX
+    if is_coreml_head(head):
+        return Format.COREML
+    return None
 
 
 def is_onnx_head(head: bytes) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import struct
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,14 @@ def test_the_walk_reads_the_operator_codes_not_the_weights() -> None:
     counted = BudgetBlob(BytesBlob(data), len(data))
     assert len(read_model(counted).codes) == 2
     assert counted.bytes_read < 64 * 1024
+
+
+# torch/serialization.py _legacy_load: tarfile.open comes first, whatever the first member is named.
+def test_a_tar_whose_first_name_spells_tfl3_is_still_a_tar() -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        info = tarfile.TarInfo("abcdTFL3pickle")
+        info.size = 4
+        archive.addfile(info, io.BytesIO(b"data"))
+    data = buffer.getvalue()
+    assert data[4:8] == b"TFL3" and detect_format(data[:4096], len(data)) == Format.TAR
