@@ -140,7 +140,7 @@ def _scan_file(
         head = blob.read(0, HEAD_BYTES)
         fmt = refine_format(blob, detect_format(head, file.size))
         fmt = side_file_format(file.path, head, file.size, fmt, manifest.files,
-                               lambda path: SourceBlob(source, path), limits)
+                               lambda path: SourceBlob(_uncached(source), path), limits)
         readings = readings_of(file.path, head, file.size, blob, fmt)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)
@@ -179,6 +179,11 @@ def _run_scanners(
                 continue
         outcomes.append(_run(scanner, ctx))
     return outcomes, engines
+
+
+def _uncached(source: Source) -> Source:
+    """Where to read another file from while scanning this one: past the per-file cache."""
+    return source.uncached if isinstance(source, CachingSource) else source
 
 
 def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -> bytes:

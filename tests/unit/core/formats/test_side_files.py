@@ -14,6 +14,7 @@ from app.core.findings import Severity
 from app.core.formats.pickle_sniff import acts_before_break
 from app.core.pipeline import vet
 from app.core.report import Report
+from app.core.report_json import dump
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
 from tests.corpus import onnx_writer as w
@@ -103,3 +104,19 @@ def test_a_real_pickle_named_as_external_data_stays_a_pickle(tmp_path: Path) -> 
     report = _vet(tmp_path, {"model.onnx": model, "model.onnx_data": payload})
     assert _formats(report)["model.onnx_data"] == "pickle"
     assert any(f.severity is Severity.CRITICAL for f in report.findings if f.path == "model.onnx_data")
+
+
+def test_layout_reads_leave_the_report_the_same_at_any_worker_count(tmp_path: Path) -> None:
+    files = {"onnx/model.onnx": w.conv_net(external={"location": "model.onnx_data", "offset": "0"}),
+             "onnx/model.onnx_data": pickle_like_floats(), "ov/openvino_model.xml": OPENVINO_XML,
+             "ov/openvino_model.bin": pickle_like_floats(seed=8), "ov/other.bin": pickle_like_floats(seed=9)}
+    for path, data in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(data)
+    reports = []
+    for workers in (1, 2, 8, 1):
+        doc = dump(vet(LocalSource(tmp_path), all_scanners(), workers=workers))
+        doc["stats"].pop("seconds")
+        reports.append(doc)
+    assert all(doc == reports[0] for doc in reports[1:])
+    assert {f["path"]: f["format"] for f in reports[0]["files"]}["onnx/model.onnx_data"] == "raw-data"
