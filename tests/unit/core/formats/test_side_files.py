@@ -84,7 +84,9 @@ def test_other_raw_layouts(tmp_path: Path, files: dict[str, bytes], blob: str) -
 def test_a_blob_no_layout_claims_stays_a_pickle(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"stray.bin": pickle_like_floats()})
     assert _formats(report)["stray.bin"] == "pickle"
-    assert "pickle-broken-stream" in _above_info(report, "stray.bin")
+    # walked as a pickle: a broken stream (pickle-broken-stream, or the low pickle-broken-inert
+    # where the engine judges a first pickle that breaks before any import)
+    assert any(f.rule.startswith("pickle-broken") for f in report.findings if f.path == "stray.bin")
 
 
 # transformers' modeling_utils passes pytorch_model.bin to torch.load, whatever an IR beside it says.
