@@ -12,6 +12,7 @@ paths from their attributes, the ``send``/``recv``/``listen_and_serv`` family ta
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from typing import ClassVar
 
@@ -50,7 +51,8 @@ class PaddleScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        return file.path.lower().endswith(".pdmodel")  # Paddle opens it by name; protobuf has no magic
+        # Paddle opens it by name (``__model__`` before Paddle 2.0); protobuf has no magic
+        return file.path.lower().endswith(".pdmodel") or posixpath.basename(file.path) == "__model__"
 
     def version(self) -> str:
         return "1.0 (wire-format walk, no paddle)"

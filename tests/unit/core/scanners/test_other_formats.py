@@ -37,6 +37,8 @@ def test_a_checkpoint_index_is_recognised_as_data(tmp_path: Path) -> None:
 def test_a_plain_paddle_program_is_clean(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"inference.pdmodel": _program("feed", "conv2d", "relu", "fetch")})
     assert [f for f in report.findings if f.scanner == "paddle"] == []
+    legacy = _vet(tmp_path / "legacy", {"model/__model__": _program("feed", "py_func", "fetch")})
+    assert [f.rule for f in legacy.findings if f.scanner == "paddle"] == ["paddle-python-op"]
 
 
 # paddle/fluid/operators/py_func_op.cc calls a registered Python callable; save_combine writes file_path.
