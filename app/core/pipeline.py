@@ -11,6 +11,7 @@ from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severi
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.readings import Reading, Readings, readings_of
+from app.core.formats.side_files import side_file_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import Manifest, ManifestFile
@@ -150,6 +151,8 @@ def _scan_file(
         source.size(file.path)  # the source refuses an entry it will not serve, even one listed as empty
         head = blob.read(0, HEAD_BYTES)
         fmt = refine_format(blob, detect_format(head, file.size))
+        fmt = side_file_format(file.path, head, file.size, fmt, manifest.files,
+                               lambda path: SourceBlob(_uncached(source), path), limits)
         readings = readings_of(file.path, head, file.size, blob, fmt)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a finding, not a crash
         return _unreadable(file, exc)
@@ -188,6 +191,11 @@ def _run_scanners(
                 continue
         outcomes.append(_run(scanner, ctx))
     return outcomes, engines
+
+
+def _uncached(source: Source) -> Source:
+    """Where to read another file from while scanning this one: past the per-file cache."""
+    return source.uncached if isinstance(source, CachingSource) else source
 
 
 def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -> bytes:

@@ -92,6 +92,13 @@ class CachingSource:
         with self._lock:
             return segments.get(offset, end)
 
+    @property
+    def uncached(self) -> Source:
+        """The wrapped source: reads through it are counted in ``bytes_read`` but cached for no
+        file, so they never change what another file's own reads cost (a report stays the same
+        whatever order the files are scanned in)."""
+        return self._inner
+
     def forget(self, path: str) -> int:
         """Drop ``path``'s cached ranges; returns the bytes fetched for it until now (the file's own read cost)."""
         with self._lock:

@@ -49,6 +49,13 @@ class Format(StrEnum):
     PE = "pe"
     MACHO = "macho"
     AR = "ar"
+    ONNX = "onnx"  # protobuf ModelProto (formats.onnx_model)
+    TFLITE = "tflite"  # flatbuffer with file identifier TFL3 (formats.tflite_model)
+    COREML = "coreml"  # protobuf Model (.mlmodel; formats.coreml_model)
+    TF_CHECKPOINT_INDEX = "tf-checkpoint-index"  # a TensorFlow table (SSTable) by its footer magic
+    # Bytes a loader of the repo's layout reads raw (ONNX external data, an OpenVINO IR's .bin...),
+    # whose head merely looks like a pickle: decided by formats.side_files, never by the head alone.
+    RAW_DATA = "raw-data"
 
 
 # Named groups: one definition each, so two readers can never disagree about what a zip is.
@@ -61,6 +68,9 @@ UNSUPPORTED_COMPRESSION = frozenset({Format.ZSTD, Format.LZ4})  # joblib can wri
 EXECUTABLES = frozenset({Format.ELF, Format.PE, Format.MACHO, Format.AR})
 NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESSED_STREAMS
 LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
+# Formats that were "unknown" bytes before hfvet read them: still searched for hidden payloads
+# (YARA, encoded executables) as unknown content is.
+RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.COREML, Format.TF_CHECKPOINT_INDEX, Format.RAW_DATA})
 LEGACY_TORCH_PICKLES = 5  # magic, protocol, sys_info, the object, storage keys: all unpickled by torch.load
 
 _MAGICS: tuple[tuple[bytes, Format], ...] = (
@@ -80,6 +90,12 @@ _MAGICS: tuple[tuple[bytes, Format], ...] = (
     (b"PK\x05\x06", Format.ZIP),  # empty archive
     (b"MZ", Format.PE),
 )
+TFLITE_IDENTIFIER = b"TFL3"  # flatbuffers file_identifier, bytes 4..8 (tensorflow/lite/schema/schema.fbs)
+# ModelProto's field numbers (onnx.proto); writers serialize in field order, ir_version (1) first.
+# number -> wire type: a TensorProto .pb (dims 1, data_type 2 as varints) is no model.
+_ONNX_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+_ONNX_MAX_IR = 64
+_COREML_FIRST_TYPE = 200  # Model.proto: the oneof Type's fields start at 200
 _MACHO = {
     b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
     b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"\xbe\xba\xfe\xca",
@@ -110,6 +126,11 @@ def detect_format(head: bytes, size: int) -> Format:
         return Format.TAR
     if _is_safetensors(head, size):
         return Format.SAFETENSORS
+    # After tar: torch.load opens a tar whatever its first member's name spells (even "TFL3" at 4..8);
+    # before pickle: a pickle these would hide is still read as one (readings.py's pickle reading).
+    model = _model_format(head)
+    if model is not None:
+        return model
     if looks_like_pickle(head, complete=size <= len(head)):
         return Format.PICKLE
     if len(head) >= 2 and head[0] == 0x78 and head[1] in _ZLIB_SECOND:
@@ -117,6 +138,96 @@ def detect_format(head: bytes, size: int) -> Format:
     if text_encoding(head):  # UTF-8, or UTF-16/32 with or without a byte-order mark
         return Format.TEXT
     return Format.UNKNOWN
+
+
+def _model_format(head: bytes) -> Format | None:
+    if head[4:8] == TFLITE_IDENTIFIER:
+        return Format.TFLITE
+    if is_onnx_head(head):
+        return Format.ONNX
+    if is_coreml_head(head):
+        return Format.COREML
+    return None
+
+
+def is_onnx_head(head: bytes) -> bool:
+    """The head reads as the start of an ONNX ModelProto: ``ir_version`` first (a small varint),
+    then only ModelProto fields, strings among them UTF-8, up to the head's end or a field
+    running past it (the graph). Protobuf has no magic; this is what every exporter writes."""
+    if len(head) < 4 or head[0] != 0x08 or not 0 < head[1] <= _ONNX_MAX_IR:
+        return False
+    position, fields = 2, 1
+    while position < len(head):
+        parsed = _wire_field(head, position)
+        if parsed is None:  # a bad varint; one the head cut is no evidence either way
+            return fields >= 2 and position > len(head) - 12
+        number, wire_type, payload, position = parsed
+        if _ONNX_FIELDS.get(number) != wire_type:
+            return False
+        if payload is None:  # runs past the head: the graph, usually
+            return fields >= 2  # ir_version and at least one whole field before it
+        fields += 1
+        if number in (2, 3, 4, 6) and not _names_text(payload, number == 6):
+            return False  # a Core ML model's field 2 is a message (its description), not a name
+    return fields >= 2
+
+
+def is_coreml_head(head: bytes) -> bool:
+    """The head reads as a Core ML ``Model``: ``specificationVersion`` first, then only its
+    description (2) and ``isUpdatable`` (10) before a model type (field 200 and up; Model.proto),
+    all within the head. A SavedModel (schema version 1, then meta graphs 2) has no field past 2,
+    so a description that runs past the head is no evidence: such a file is read by name."""
+    if len(head) < 4 or head[0] != 0x08 or not 0 < head[1] <= _ONNX_MAX_IR:
+        return False
+    position = 2
+    while position < len(head):
+        parsed = _wire_field(head, position)
+        if parsed is None:
+            return False
+        number, wire_type, payload, position = parsed
+        if number >= _COREML_FIRST_TYPE:
+            return wire_type == 2
+        if (number, wire_type) not in ((2, 2), (10, 0)) or payload is None:
+            return False
+    return False
+
+
+def _names_text(payload: bytes, prose: bool) -> bool:
+    if not is_utf8_text(payload):
+        return False
+    allowed = "\t\n\r" if prose else ""
+    return all(c.isprintable() or c in allowed for c in payload.decode("utf-8", "replace"))
+
+
+def _wire_field(data: bytes, position: int) -> tuple[int, int, bytes | None, int] | None:
+    """(number, wire type, LEN payload or None when cut by the head's end, next position)."""
+    tag, position = _varint(data, position)
+    if tag is None:
+        return None
+    number, wire_type = tag >> 3, tag & 7
+    if wire_type == 0:
+        value, position = _varint(data, position)
+        return None if value is None else (number, wire_type, b"", position)
+    if wire_type != 2:
+        return number, wire_type, b"", position
+    length, position = _varint(data, position)
+    if length is None:
+        return None
+    if position + length > len(data):
+        return number, wire_type, None, len(data)
+    return number, wire_type, data[position : position + length], position + length
+
+
+def _varint(data: bytes, position: int) -> tuple[int | None, int]:
+    result = 0
+    for index in range(10):
+        if position + index >= len(data):
+            return None, position
+        byte = data[position + index]
+        result |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return result, position + index + 1
+    return None, position
 
 
 def is_tar_header(head: bytes) -> bool:

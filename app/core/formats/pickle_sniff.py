@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import pickletools
+import re
 from dataclasses import dataclass
 
 _MARK = "mark"
@@ -92,6 +93,65 @@ def _pop_to_mark(stack: list[str]) -> None:
         raise _Underflow("no MARK on the stack")
     while stack.pop() != _MARK:
         pass
+
+
+# Opcodes that make the unpickler run code: an import (find_class imports a module), a call, a
+# persistent_load hook. EXT1/2/4 look a code up in copyreg's extension registry, which is empty
+# unless a program fills it (CPython registers none): in a raw blob they are a break.
+_ACTS = _IMPORTS | _CALLS | frozenset({"PERSID", "BINPERSID"})
+
+
+def acts_before_break(head: bytes, size: int) -> bool:
+    """Whether an unpickler reading a file of ``size`` bytes that starts with ``head`` would import,
+    call or hook anything before its stream breaks (an opcode without the stack items it needs, an
+    unknown opcode, a GLOBAL naming no importable module, an argument longer than the file) or
+    stops. The head running out first counts as acting: what comes next is unknown."""
+    stack: list[str] = []
+    stream = io.BytesIO(head)
+    end = 0
+    try:
+        for op, arg, _pos in pickletools.genops(stream):
+            if op.name in ("GLOBAL", "INST") and not _importable(arg):
+                return False  # find_class fails to import it: nothing ran
+            if op.name in _ACTS:
+                _apply(op, stack)  # an import or call without its arguments fails before it runs
+                return True
+            if op.name == "STOP":
+                return False
+            _apply(op, stack)
+            end = stream.tell()
+    except _Underflow:
+        return False
+    except ValueError:  # a parse error: an unknown opcode, or an argument the head or the file cut
+        return size > len(head) and _cut_by_head(head, end, size)
+    except Exception:  # noqa: BLE001 - pickletools' argument decoding can raise anything: a break
+        return False
+    return size > len(head)
+
+
+_LENGTH_PREFIXED = {"X": 4, "B": 4, "T": 4, "\x8b": 4, "\x8d": 8, "\x8e": 8, "\x96": 8}
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+_OPCODE_BYTES = frozenset(op.code.encode("latin-1")[0] for op in pickletools.opcodes)
+
+
+def _importable(arg: object) -> bool:
+    if not isinstance(arg, str) or " " not in arg:
+        return False
+    module, name = arg.split(" ", 1)
+    return bool(_DOTTED.match(module) and _DOTTED.match(name))
+
+
+def _cut_by_head(head: bytes, at: int, size: int) -> bool:
+    """The op at ``at`` failed to parse because the head ends inside it (not because the file does)."""
+    if at >= len(head):
+        return True
+    if head[at] not in _OPCODE_BYTES:
+        return False
+    width = _LENGTH_PREFIXED.get(chr(head[at]))
+    if width is None:
+        return b"\n" not in head[at:]  # a text argument still waiting for its newline
+    length = int.from_bytes(head[at + 1 : at + 1 + width], "little")
+    return len(head) - at - 1 - width < length <= size - at - 1 - width
 
 
 def imports_before_stop(head: bytes) -> bool:

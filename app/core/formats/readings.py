@@ -38,8 +38,10 @@ _PICKLE_NAME = re.compile(r"\.(pkl|pickle|joblib|dill|sav)$", re.IGNORECASE)
 # Formats the pickle scanner already walks as pickles from offset 0 (TEXT/UNKNOWN leniently).
 _PICKLE_AT_ZERO = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.TEXT, Format.UNKNOWN})
 _NOTHING_TO_READ = frozenset({Format.EMPTY, Format.UNREADABLE})
+# A raw blob the layout reads as bytes, whose head runs nothing as a pickle (formats.side_files).
+_READ_RAW = frozenset({Format.RAW_DATA})
 # Formats valid in their own right: with one more valid reading, the file is a polyglot.
-_WEAK = frozenset({Format.TEXT, Format.UNKNOWN}) | _NOTHING_TO_READ
+_WEAK = frozenset({Format.TEXT, Format.UNKNOWN}) | _NOTHING_TO_READ | _READ_RAW
 _END_RECORD = b"PK\x05\x06"
 _END_RECORD_SIZE = 22
 _END_SEARCH = _END_RECORD_SIZE + 0xFFFF  # zipfile._EndRecData: the record plus a maximal comment
@@ -73,7 +75,8 @@ def readings_of(path: str, head: bytes, size: int, blob: Blob, fmt: str) -> Read
 
 
 def _pickle_reading(path: str, head: bytes, size: int, fmt: str) -> Reading | None:
-    if fmt in _PICKLE_AT_ZERO or fmt in _NOTHING_TO_READ or fmt in ZIP_KINDS or not could_start_pickle(head):
+    if fmt in _PICKLE_AT_ZERO or fmt in _NOTHING_TO_READ or fmt in _READ_RAW or fmt in ZIP_KINDS \
+            or not could_start_pickle(head):
         return None  # a zip at offset 0 starts with PERSID: pickle.load fails there having run nothing
     valid = is_valid_pickle(head, complete=size <= len(head))
     loader = _pickle_loader(path, fmt)

@@ -28,7 +28,7 @@ from app.core.formats.archive_members import (
     zip_members,
 )
 from app.core.formats.blobs import BudgetBlob, SliceBlob
-from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, ZIP_KINDS, Format, detect_format
+from app.core.formats.detect import COMPRESSED_STREAMS, EXECUTABLES, RAW_CONTENT, ZIP_KINDS, Format, detect_format
 from app.core.formats.encoded_exe import find_encoded
 from app.core.formats.exe_headers import AR_MAGIC, ExecInfo, ar_members, identify
 from app.core.formats.tar_members import BlobCursor, StreamCursor, open_stream, tar_members
@@ -41,7 +41,7 @@ from app.core.scanners.base import ScanContext
 # Every zip kind sniff.refine_format names: any zip can carry a member that is native code.
 ARCHIVE_FORMATS = ZIP_KINDS | COMPRESSED_STREAMS | {Format.TAR, Format.SEVEN_Z}
 # What an encoded executable looks like to the sniffer: text (base64, hex), noise (XOR), zlib.
-ENCODED_CANDIDATES = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, Format.ZLIB})
+ENCODED_CANDIDATES = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, Format.ZLIB, *RAW_CONTENT})
 # What gzip/bz2/lzma raise on corrupt input (BadGzipFile and bz2 errors are OSErrors).
 STREAM_ERRORS = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)
 MAX_MEMBER_FINDINGS = 100  # per file; the rest are counted in one summary finding

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import yara
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.detect import EXECUTABLES, HEAD_BYTES, Format
+from app.core.formats.detect import EXECUTABLES, HEAD_BYTES, RAW_CONTENT, Format
 from app.core.formats.text_encoding import decode, text_encoding, unit_size
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
@@ -28,7 +28,7 @@ from app.core.scanners.yara_cache import compiled_rules
 
 RULES_DIR = Path(__file__).parent / "rules"
 # Pickles too: payload strings (reverse shells, URLs) sit in their opening bytes.
-HANDLED_FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, *EXECUTABLES})
+HANDLED_FORMATS = frozenset({Format.TEXT, Format.UNKNOWN, Format.PICKLE, *EXECUTABLES, *RAW_CONTENT})
 CHUNK_OVERLAP = 4096  # longer than any string our rules match, so no match is cut in two
 MATCH_TIMEOUT = 60  # seconds for all chunks of one file together
 REQUIRED_META = ("id", "description", "severity")

@@ -54,8 +54,10 @@ _CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:install|creat
 _CHANNEL_OPTS = ("-c", "--channel")
 # The loader maps these libraries into every process it starts; Python loads them by name too.
 _PRELOAD = re.compile(r"\b(?:LD_PRELOAD|DYLD_INSERT_LIBRARIES)\s*[= ]\s*[\"']?(?P<libs>[^\s\"';&|]+)")
+# onnxruntime's SessionOptions.register_custom_ops_library maps a custom-op library in-process.
 _NATIVE_LOAD = re.compile(
-    r"\b(?:CDLL|PyDLL|WinDLL|LoadLibrary|load_library|dlopen)\s*\(\s*[rbuf]?[\"'](?P<lib>[^\"']+)")
+    r"\b(?:CDLL|PyDLL|WinDLL|LoadLibrary|load_library|dlopen|register_custom_ops_library)\s*\("
+    r"\s*[rbuf]?[\"'](?P<lib>[^\"']+)")
 _DOCKER_RUN = re.compile(r"^\s*RUN\s+(?:--\S+\s+)*", re.I)
 _DOCKER_ADD = re.compile(r"^\s*ADD\s+(?:--\S+\s+)*(?P<args>.+)$", re.I)
 _SHELL_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?(?P<name>[A-Za-z_]\w*)="
