@@ -26,7 +26,7 @@ from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, run_engine
-from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved
+from app.core.scanners.peers.opcode_guard import broke_right_after_stop, guard_opcodes, joblib_interleaved
 from app.core.scanners.peers.shared import facts_for, peer_zip
 from app.core.scanners.peers.zip_plan import PlannedMember, walk_zip_members
 from app.core.scanners.pickle_engine import library_packs
@@ -38,6 +38,7 @@ SUSPICIOUS = "picklescan:suspicious-global"
 UNPARSED_MEMBER = "picklescan:unparsed-member"
 JOBLIB_PARTIAL = "picklescan:joblib-partial"
 CHECKED = "picklescan:checked-global"
+AFTER_STOP = "picklescan:after-stop"
 # joblib/gzip/zlib wrappers are not handled: picklescan cannot decompress them and would
 # call the compressed bytes "not a pickle" (clean). hfvet's archive scanner unwraps them.
 HANDLED_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.SEVEN_Z, *PEER_ZIP_KINDS})
@@ -46,6 +47,7 @@ _LOG = logging.getLogger("picklescan")
 _LOG.addHandler(logging.NullHandler())  # its records become findings; no stray stderr lines
 _NOT_PICKLE = re.compile(r"^WARNING: could not parse (?P<where>.*) as pickle: (?P<why>.*)$", re.S)
 _PARSE_ERROR = re.compile(r"^ERROR: parsing pickle in (?P<where>.*?): (?P<why>.*)$", re.S)
+_AT_POSITION = re.compile(r": at position (?P<pos>\d+), opcode ")
 
 StreamScan = Callable[[IO[bytes], str], Any]  # (stream, file_id) -> picklescan ScanResult
 
@@ -70,6 +72,8 @@ class PicklescanScanner:
                  "but does not parse (no loader unpickles it by name)"),
         RuleInfo(JOBLIB_PARTIAL, Severity.INFO, "picklescan: stopped at the first numpy array inside "
                  "a joblib pickle (it cannot step over array bytes); the rest is hfvet's engine's"),
+        RuleInfo(AFTER_STOP, Severity.INFO, "picklescan: read on past the pickle's STOP and stopped at the "
+                 "next byte, which is no opcode (a trailing newline): no unpickler reads it"),
         RuleInfo("limit-exceeded", Severity.HIGH, "a stream exceeded hfvet's read, opcode, member or "
                  "decompression limits before picklescan finished"),
         RuleInfo("scan-error", Severity.HIGH, "picklescan could not finish (parse error, unreadable "
@@ -162,10 +166,24 @@ def _engine(
         _record_log(run, record, member, by_name)
     if result.scan_err and not any(_PARSE_ERROR.match(r.getMessage()) for r in records):
         run.errors.append(f"{file_id}: picklescan reported a parse error")
-    if len(run.errors) > known_errors and scan is ps.scan_pickle_bytes and joblib_interleaved(stream):
+    if len(run.errors) > known_errors and scan is ps.scan_pickle_bytes:
+        _explain_stops(run, stream, known_errors, member)
+
+
+def _explain_stops(run: EngineRun, stream: IO[bytes], known_errors: int, member: str | None) -> None:
+    """picklescan's stops that are its limitation, not the file's: evidence instead of errors."""
+    if joblib_interleaved(stream):
         del run.errors[known_errors:]
         run.sink.add(JOBLIB_PARTIAL, Severity.INFO, "picklescan stopped at the first numpy array of "
                      "this joblib pickle; the opcodes after it were not checked by picklescan", member=member)
+        return
+    new = run.errors[known_errors:]
+    positions = [int(m["pos"]) for m in (_AT_POSITION.search(e) for e in new) if m]
+    if len(new) == 1 and len(positions) == 1 and broke_right_after_stop(stream, positions[0]):
+        del run.errors[known_errors:]
+        run.sink.add(AFTER_STOP, Severity.INFO, f"picklescan read past the pickle's STOP and stopped at offset "
+                     f"{positions[0]}, a byte that is no opcode: no unpickler reads it", member=member,
+                     evidence=new[0][-200:])
 
 
 def _record_globals(sink: FindingSink, result: Any, member: str | None) -> None:

@@ -38,6 +38,9 @@ def count_pickle_ops(stream: IO[bytes], max_ops: int, max_pickles: int | None = 
     return total
 
 
+_OPCODE_CODES = frozenset(op.code for op in pickletools.opcodes)
+
+
 def joblib_interleaved(stream: IO[bytes]) -> bool:
     """Whether a pickle stream breaks after a joblib NumpyArrayWrapper.
 
@@ -55,6 +58,28 @@ def joblib_interleaved(stream: IO[bytes]) -> bool:
     except Exception:  # noqa: BLE001 - the break itself is what we are asking about
         return seen
     return False
+
+
+def broke_right_after_stop(stream: IO[bytes], position: int) -> bool:
+    """Whether a peer's parse error at ``position`` is the first byte after a complete pickle.
+
+    picklescan reads on past STOP for stacked pickles; a byte there that is no opcode (a trailing
+    newline) is where it gives up. ``pickle.load`` stops at STOP and never reads it, and a byte
+    that is no opcode starts no pickle any loader would read: not the file's fault.
+    """
+    stream.seek(0)
+    try:
+        while stream.tell() < position:
+            for op, _arg, _pos in pickletools.genops(stream):
+                if op.name == "STOP" and stream.tell() == position:
+                    return _no_opcode(stream.read(1))
+    except Exception:  # noqa: BLE001 - a break before position: the error was not after a STOP
+        return False
+    return False
+
+
+def _no_opcode(byte: bytes) -> bool:
+    return len(byte) == 1 and byte.decode("latin-1") not in _OPCODE_CODES
 
 
 def guard_opcodes(

@@ -6,6 +6,7 @@ import io
 import logging
 import pickle
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,25 @@ def test_a_decompression_bomb_member_is_a_limit(tmp_path: Path) -> None:
     assert (tmp_path / "model.pt").stat().st_size < 10_000
     report = _vet(tmp_path, Limits(max_decompressed_bytes=50_000))
     assert [f.rule for f in report.findings] == ["limit-exceeded"]
+
+
+def test_a_stop_after_the_pickle_is_picklescan_s_limit_not_the_file_s(tmp_path: Path) -> None:
+    # numpy's own core/tests/data/numpy_2_0_array.pkl ends with b".\n": pickle.load stops at STOP
+    # (Lib/pickle.py load_stop), picklescan reads on for a stacked pickle and breaks on the newline.
+    (tmp_path / "array.pkl").write_bytes(pickle.dumps([1.5, None, "x"], protocol=2) + b"\n")
+    (tmp_path / "state.pkl").write_bytes(pickle.dumps(OrderedDict(w=[1.5]), protocol=0) + b"\n")
+    report = _vet(tmp_path)
+    for name in ("array.pkl", "state.pkl"):  # picklescan words the two breaks differently
+        assert ("picklescan:after-stop", Severity.INFO, None) in _rules(report, name)
+        assert "scan-error" not in [rule for rule, _, _ in _rules(report, name)]
+
+
+@pytest.mark.parametrize("tail", [
+    b"(",  # MARK, then the end: picklescan breaks past the byte after STOP
+    b"garbage",  # GET without a number: a break at an opcode, which a stacked-pickle reader would run
+])
+def test_other_breaks_after_a_stop_stay_scan_errors(tmp_path: Path, tail: bytes) -> None:
+    (tmp_path / "array.pkl").write_bytes(pickle.dumps([1.5], protocol=2) + tail)
+    report = _vet(tmp_path)
+    assert ("scan-error", Severity.HIGH, None) in _rules(report, "array.pkl")
+    assert "picklescan:after-stop" not in [f.rule for f in report.findings]
