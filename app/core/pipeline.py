@@ -14,6 +14,7 @@ from app.core.formats.readings import Reading, Readings, readings_of
 from app.core.formats.side_files import side_file_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
+from app.core.loaders.closure import closure_from
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
@@ -108,6 +109,7 @@ def vet(
         scanners={s.name: s.version() for s in scanners},
         identity=dict(manifest.identity.facts),
         references=references_from(findings),
+        closure=closure_from(findings),
     )
 
 

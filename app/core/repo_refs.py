@@ -23,10 +23,15 @@ class RepoReference:
     revision: str | None  # as written (branch, tag or commit); None: the default branch
     path: str  # the file that names it
     via: str  # how it is reached: `adapter base model`, `auto_map AutoModel`, `from_pretrained`...
+    # Loading it runs its code: remote code it supplies, the user's trust_remote_code carried to it, a kernel.
+    code: bool = False
 
     def evidence(self) -> str:
         """The finding's evidence: one JSON object, parsed back by ``references_from``."""
-        return json.dumps({"repo": self.repo, "revision": self.revision, "via": self.via}, sort_keys=True)
+        data: dict[str, object] = {"repo": self.repo, "revision": self.revision, "via": self.via}
+        if self.code:
+            data["code"] = True
+        return json.dumps(data, sort_keys=True)
 
 
 def parse_reference(path: str, evidence: str | None) -> RepoReference | None:
@@ -34,13 +39,14 @@ def parse_reference(path: str, evidence: str | None) -> RepoReference | None:
     try:
         data = json.loads(evidence or "")
         revision = data.get("revision")
-        return RepoReference(str(data["repo"]), None if revision is None else str(revision), path, str(data["via"]))
+        return RepoReference(str(data["repo"]), None if revision is None else str(revision), path, str(data["via"]),
+                             data.get("code") is True)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def references_from(findings: Iterable[Finding]) -> tuple[RepoReference, ...]:
-    """One entry per (repo, revision, path, via), in finding order."""
+    """One entry per (repo, revision, path, via, code), in finding order."""
     seen: dict[RepoReference, None] = {}
     for finding in findings:
         ref = parse_reference(finding.path, finding.evidence) if finding.rule == REFERENCE_RULE else None

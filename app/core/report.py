@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.findings import Finding
+from app.core.loaders.closure import ClosureItem
 from app.core.repo_refs import RepoReference
 from app.core.verdict import Decision, Verdict
 
@@ -43,6 +44,7 @@ class Report:
     scanners: dict[str, str] = field(default_factory=dict)
     identity: dict[str, Any] = field(default_factory=dict)
     references: tuple[RepoReference, ...] = ()  # other repos it loads or tells users to load
+    closure: tuple[ClosureItem, ...] = ()  # what each runtime would import, run, install and fetch
 
     @property
     def verdict(self) -> Verdict:

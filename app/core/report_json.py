@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.findings import Finding, Severity
+from app.core.loaders.closure import ClosureItem, parse_item
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
@@ -42,8 +43,17 @@ def dump(report: Report) -> dict[str, Any]:
         "stats": vars(report.stats).copy(),
         "scanners": dict(report.scanners),
         "identity": dict(report.identity),
-        "references": [vars(r).copy() for r in report.references],
+        "references": [dump_reference(r) for r in report.references],
+        "closure": [json.loads(item.evidence()) for item in report.closure],
     }
+
+
+def dump_reference(ref: RepoReference) -> dict[str, Any]:
+    """A references[] entry; ``code`` only when loading the repo runs its code (older readers see no change)."""
+    doc = vars(ref).copy()
+    if not ref.code:
+        del doc["code"]
+    return doc
 
 
 def dumps(report: Report) -> str:
@@ -147,6 +157,7 @@ class _ReferenceDoc(_Doc):
     revision: str | None = None
     path: str
     via: str
+    code: bool = False
 
 
 class _ReportDoc(_Doc):
@@ -161,6 +172,7 @@ class _ReportDoc(_Doc):
     scanners: dict[str, str] = Field(default_factory=dict)
     identity: dict[str, Any] = Field(default_factory=dict)
     references: list[_ReferenceDoc] = Field(default_factory=list)  # absent in reports before it existed
+    closure: list[dict[str, Any]] = Field(default_factory=list)  # likewise
 
     def to_report(self) -> Report:
         reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
@@ -180,5 +192,10 @@ class _ReportDoc(_Doc):
             stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),
             scanners=dict(self.scanners),
             identity=dict(self.identity),
-            references=tuple(RepoReference(r.repo, r.revision, r.path, r.via) for r in self.references),
+            references=tuple(RepoReference(r.repo, r.revision, r.path, r.via, r.code) for r in self.references),
+            closure=tuple(item for item in map(_closure_item, self.closure) if item is not None),
         )
+
+
+def _closure_item(doc: dict[str, Any]) -> ClosureItem | None:
+    return parse_item(json.dumps(doc))

@@ -11,7 +11,7 @@ from app.core.pipeline import vet
 from app.core.policy import LoadedPolicy, load_policy
 from app.core.policy.engine import evaluate
 from app.core.policy.facts import facts_from
-from app.core.report import FileReport
+from app.core.report import FileReport, Report
 from app.core.scanners import all_scanners
 from app.core.verdict import Decision
 from app.settings import Settings
@@ -26,6 +26,11 @@ def default_policy() -> LoadedPolicy:
 
 
 def decisions_by_tier(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]:
+    return vet_by_tier(folder, policy)[0]
+
+
+def vet_by_tier(folder: Path, policy: LoadedPolicy) -> tuple[dict[str, Decision], Report]:
+    """The decision for each tier, and the report (its findings say which rules fired)."""
     decisions: dict[str, Decision] = {}
 
     def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
@@ -34,5 +39,5 @@ def decisions_by_tier(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]
             decisions[tier] = evaluate(policy, facts_from(named, findings, files))
         return decisions["vendor-official"]
 
-    vet(LocalSource(folder), all_scanners(), decide=decide, workers=2)
-    return decisions
+    report = vet(LocalSource(folder), all_scanners(), decide=decide, workers=2)
+    return decisions, report

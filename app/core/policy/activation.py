@@ -10,7 +10,8 @@ from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
-from app.core.policy.schema import TierName
+from app.core.policy.identity import lookalike_of, tier_of
+from app.core.policy.schema import TierName, Tiers
 from app.core.policy.sources import source_owner
 from app.core.repo_refs import REFERENCE_RULE, parse_reference
 
@@ -56,7 +57,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("referenced_repos", "list(map)", "Other Hub repos this one loads or tells users to load "
              "(adapter base models, `auto_map` remote code, `_name_or_path`, `from_pretrained`, card "
              "`base_model`), from `repo-reference` findings after waivers: `repo`, `revision` (null: "
-             "unpinned), `path`, `via`, and what the store says of it: `vetted`, `approved` (that commit "
+             "unpinned), `path`, `via`, `code` (loading it runs its code: remote code, the user's "
+             "trust_remote_code carried to it, a kernel), `tier` and `lookalike` (its org, judged like "
+             "`repo.tier` and `repo.lookalike`), and what the store says of it: `vetted`, `approved` (that commit "
              "is approved under this policy, as the gate decides, reviews included) and `sha` (the commit "
              "judged: a branch, tag or no revision is resolved on the hub; null if it could not be). "
              "Without a store (`hfvet scan`, `--no-store`) every reference is unvetted and unapproved. "
@@ -78,6 +81,7 @@ def build_activation(
     identity: tuple[TierName, str | None],
     lists: dict[str, list[str]],
     sources: Mapping[str, Sequence[str]] | None = None,
+    tiers: Tiers | None = None,
 ) -> Activation:
     """Values for every variable in VARIABLES, built once per decision.
 
@@ -105,13 +109,15 @@ def build_activation(
         "formats": sorted({f.format for f in facts.files}),
         "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
         "lists": lists,
-        "referenced_repos": referenced_repos(findings, facts.reference_status),
+        "referenced_repos": referenced_repos(findings, facts.reference_status, tiers),
     }
     return Activation(plain)
 
 
-def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = ()) -> list[dict[str, Any]]:
-    """The `repo-reference` findings as maps, one per (repo, revision, path, via), with the store's judgement.
+def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = (),
+                     tiers: Tiers | None = None) -> list[dict[str, Any]]:
+    """The `repo-reference` findings as maps, one per (repo, revision, path, via, code), with the store's
+    judgement and the tier of the referenced org (third-party when the policy's tiers are not given).
 
     A reference the service did not judge is unvetted and unapproved: unknown never approves.
     """
@@ -120,8 +126,11 @@ def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact
     maps = []
     for ref in dict.fromkeys(r for r in refs if r is not None):
         known = judged.get((ref.repo, ref.revision))
+        org = ref.repo.split("/", 1)[0]
         maps.append(vars(ref) | {"vetted": bool(known and known.vetted), "approved": bool(known and known.approved),
-                                 "sha": known.sha if known else None})
+                                 "sha": known.sha if known else None,
+                                 "tier": tier_of(org, tiers) if tiers else "third-party",
+                                 "lookalike": bool(tiers and lookalike_of(org, tiers))})
     return maps
 
 

@@ -114,7 +114,7 @@ def _context(policy: LoadedPolicy, facts: PolicyFacts, today: date | None) -> _C
     tier, imitated = tier_of(facts.repo.org, model.tiers), lookalike_of(facts.repo.org, model.tiers)
     waivers = apply_waivers(model.waivers, facts, today or datetime.now(UTC).date())
     activation = build_activation(facts, waivers.findings, waivers.waived, (tier, imitated), model.lists,
-                                  model.sources)
+                                  model.sources, model.tiers)
     return _Context(tier, imitated, waivers, activation)
 
 

@@ -21,6 +21,7 @@ SCANNERS = (
     ("template_scanner", "TemplateScanner"),
     ("remote_code_scanner", "RemoteCodeScanner"),
     ("repo_refs_scanner", "RepoReferenceScanner"),
+    ("load_closure_scanner", "LoadClosureScanner"),
     ("links_scanner", "LinksScanner"),
     ("staging_scanner", "StagingScanner"),
     ("binary_scanner", "BinaryScanner"),

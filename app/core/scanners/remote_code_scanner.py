@@ -20,6 +20,7 @@ from typing import ClassVar
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
+from app.core.loaders.loader_map import runtime_code
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
@@ -200,7 +201,25 @@ def _module_context(ctx: ScanContext, source: bytes) -> ModuleContext:
             summary = _helper_summary(ctx.read_other, ctx.identity.repo_id, path, native)
             if summary:
                 helpers[key] = summary
-    return ModuleContext(ctx.identity.repo_id, native, install, helpers)
+    return ModuleContext(ctx.identity.repo_id, native, install, helpers, _runtime_roots(ctx))
+
+
+def _runtime_roots(ctx: ScanContext) -> tuple[tuple[str, str], ...]:
+    """What runtimes call in this module while loading the repo (the loader map's code items)."""
+    items = runtime_code(ctx.file.path, [f.path for f in ctx.all_files], _text_reader(ctx), ctx.identity.repo_id)
+    return tuple((pattern, f"{item.surface} calls it ({item.gate})") for item in items
+                 for pattern in (item.runs or ("*.__init__",)))
+
+
+def _text_reader(ctx: ScanContext) -> Callable[[str], str | None]:
+    def read(path: str) -> str | None:
+        if ctx.read_other is None:
+            return None
+        try:
+            return decode_text(ctx.read_other(path))
+        except SourceError:
+            return None
+    return read
 
 
 def _backend_files(ctx: ScanContext, present: set[str]) -> tuple[str, ...]:

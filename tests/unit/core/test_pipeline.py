@@ -85,10 +85,10 @@ def test_report_json_contract(tmp_path: Path) -> None:
     doc = report_json.dump(vet(LocalSource(tmp_path, repo_id="org/name"), [TextScanner()]))
     assert set(doc) == {
         "repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats", "scanners", "identity",
-        "references",
+        "references", "closure",
     }
     assert doc["repo"] == "org/name" and doc["verdict"] == "reject"
-    assert doc["references"] == []
+    assert doc["references"] == [] and doc["closure"] == []
     assert doc["findings"][0] == {
         "path": "a.txt", "member": None, "scanner": "fake-text", "rule": "evil",
         "severity": "high", "message": "EVIL", "evidence": None,

@@ -30,7 +30,7 @@ def test_dump_then_load_is_the_same_report() -> None:
 def test_dump_has_the_contract_keys() -> None:
     doc = report_json.dump(_report())
     assert list(doc) == ["repo", "revision", "verdict", "reasons", "policy", "findings", "files", "stats",
-                         "scanners", "identity", "references"]
+                         "scanners", "identity", "references", "closure"]
     assert doc["files"][0] == {"path": "README.md", "size": 4, "sha256": None, "blob_id": None,
                                "format": "text", "scanned": True, "bytes_read": 4}
 

@@ -67,6 +67,8 @@ class ModuleContext:
     native_modules: frozenset[str] = frozenset()  # importable names of shipped .so/.pyd/.dylib files
     install_time: bool = False  # setup.py or an in-tree build backend: pip runs every function
     helpers: Mapping[str, Summary] = field(default_factory=dict)  # import name (".helper") -> summary
+    # (function pattern, why) a runtime calls while loading, from the loader map (`EndpointHandler.__call__`).
+    runtime_roots: tuple[tuple[str, str], ...] = ()
 
 
 def analyse(source: bytes | str, own_repo: str | None, context: ModuleContext | None = None) -> list[Observation]:
@@ -74,7 +76,8 @@ def analyse(source: bytes | str, own_repo: str | None, context: ModuleContext | 
     context = context or ModuleContext(own_repo)
     tree = parse_module(source)
     names = Names(tree)
-    walker = _Walker(names, context, Taint(tree, names), load_set=load_time_functions(tree, context.install_time))
+    load_set = load_time_functions(tree, context.install_time, context.runtime_roots)
+    walker = _Walker(names, context, Taint(tree, names), load_set=load_set)
     walker.visit(tree)
     return walker.found
 

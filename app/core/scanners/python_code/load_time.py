@@ -12,6 +12,7 @@ too. ``setup.py`` and in-tree build backends run whole when pip builds the packa
 from __future__ import annotations
 
 import ast
+import fnmatch
 from collections.abc import Iterator
 
 from app.core.scanners.python_code.taint import own_nodes
@@ -64,13 +65,19 @@ def reachable_from(tree: ast.Module) -> dict[str, list[ast.AST]]:
     return out
 
 
-def load_time_functions(tree: ast.Module, everything: bool = False) -> dict[ast.AST, str]:
-    """Function nodes that run at load, each with why (``"called from XModel.__init__"``)."""
+def load_time_functions(tree: ast.Module, everything: bool = False,
+                        runtime_roots: tuple[tuple[str, str], ...] = ()) -> dict[ast.AST, str]:
+    """Function nodes that run at load, each with why (``"called from XModel.__init__"``).
+
+    ``runtime_roots``: (pattern, why) for what a runtime calls besides the usual loader methods
+    (the loader map's ``runs``: ``EndpointHandler.__call__``, ``MyUNet.*``, ``*``).
+    """
     functions, by_name, classes = _index(tree)
     reasons: dict[ast.AST, str] = {}
     queue: list[ast.AST] = []
     for node, qual in functions.items():
-        why = "install time" if everything else _root_reason(node, qual)  # type: ignore[arg-type]
+        why = "install time" if everything else (_runtime_reason(qual, runtime_roots)
+                                                 or _root_reason(node, qual))  # type: ignore[arg-type]
         if why:
             reasons[node] = why
             queue.append(node)
@@ -104,6 +111,13 @@ def _blocks(stmt: ast.If | ast.Try | ast.With) -> list[ast.stmt]:
     for handler in getattr(stmt, "handlers", []):
         out += handler.body
     return out
+
+
+def _runtime_reason(qual: str, roots: tuple[tuple[str, str], ...]) -> str | None:
+    for pattern, why in roots:
+        if fnmatch.fnmatchcase(qual, pattern):
+            return why
+    return None
 
 
 def _root_reason(node: Function, qual: str) -> str | None:

@@ -43,7 +43,8 @@ def test_a_reference_the_service_did_not_judge_is_unvetted_and_unapproved() -> N
     [entry] = referenced_repos([fact], [other])
     assert (entry["vetted"], entry["approved"], entry["sha"]) == (False, False, None)
     judged = ReferenceFact(repo=BASE.repo, revision=None, sha=SHA, vetted=True, approved=True)
-    assert referenced_repos([fact], [judged])[0] == {**vars(BASE), "vetted": True, "approved": True, "sha": SHA}
+    assert referenced_repos([fact], [judged])[0] == {**vars(BASE), "vetted": True, "approved": True, "sha": SHA,
+                                                              "tier": "third-party", "lookalike": False}
 
 
 def test_the_default_reviews_an_adapter_until_its_base_is_approved() -> None:

@@ -85,5 +85,6 @@ def test_the_policy_sees_referenced_repos() -> None:
     facts = [FindingFact(path=ref.path, rule="repo-reference", severity=Severity.INFO, evidence=ref.evidence())]
     assert referenced_repos(facts) == [{"repo": "someone/base-7b", "revision": None,
                                         "path": "adapter_config.json", "via": "adapter base model",
-                                        "vetted": False, "approved": False, "sha": None}]  # no store: fail closed
+                                        "code": False, "vetted": False, "approved": False, "sha": None,
+                                        "tier": "third-party", "lookalike": False}]  # no store: fail closed
     assert "referenced_repos" in {v.name for v in VARIABLES}

@@ -1,0 +1,291 @@
+"""Read one file as a loader-map surface says, into closure items. Never imports or runs anything.
+
+Each ``Read`` kind has one reader; each ``Form`` says how a value found names its target. Values
+that name nothing a runtime would fetch (a local folder, the repo itself, a library the runtime
+ships) yield no item.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from app.core.loaders.closure import ClosureItem
+from app.core.loaders.fields import values_at
+from app.core.loaders.schema import Form, Read, Surface
+from app.core.scanners.python_code.auto_map import parse_ref
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?$")
+_QUOTED_REPO = r"""["']([A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96})["']"""
+_REPO_KWARGS = ("repo_id", "pretrained_model_name_or_path", "model", "model_name_or_path", "model_id",
+                "repo_or_dir", "tokenizer", "repo")
+_KW_REPO = re.compile(rf"\b(?:{'|'.join(_REPO_KWARGS)})\s*=\s*{_QUOTED_REPO}")
+_FIRST_ARG = re.compile(rf"^\s*{_QUOTED_REPO}")
+_REVISION = re.compile(r"""\brevision\s*=\s*["']([\w./-]{1,128})["']""")
+_TRUST_KW = re.compile(r"\btrust_remote_code\s*=\s*True\b")
+_TRUST_FLAG = re.compile(r"--trust[-_]remote[-_]code\b(?!\s*(?:=\s*)?(?:false|False|0)\b)")
+MAX_CALL_ARGS = 800  # characters of a call's argument list read
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One file as a reader sees it."""
+
+    path: str
+    text: str
+    present: frozenset[str]  # every path of the repo
+    own_repo: str | None
+
+
+Reader = Callable[[Surface, FileView], Iterator[ClosureItem]]
+
+
+def read_surface(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    yield from READERS[surface.read](surface, view)
+
+
+def _item(surface: Surface, view: FileView, target: str, **extra: Any) -> ClosureItem:
+    return ClosureItem(surface.id, surface.runtime, surface.kind, surface.gate, view.path, target,
+                       runs=surface.runs, **extra)
+
+
+# -- readers ----------------------------------------------------------------------------------
+
+def _read_file(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    yield _item(surface, view, view.path)
+
+
+def _read_json(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    try:
+        data = json.loads(view.text)
+    except (ValueError, RecursionError):
+        return  # the config scanners report unparseable JSON
+    yield from _read_fields(surface, view, data)
+
+
+def _read_yaml(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    try:
+        data = yaml.safe_load(view.text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return
+    yield from _read_fields(surface, view, data)
+
+
+def _read_fields(surface: Surface, view: FileView, data: Any) -> Iterator[ClosureItem]:
+    for field in surface.fields:
+        for where, value in values_at(data, field):
+            yield from FORMS[surface.form](surface, view, where, value)
+
+
+def _read_flags(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """``--flag VALUE`` / ``--flag=VALUE``; a field not starting with ``-`` is a command whose first
+    argument is the value (``vllm serve org/name``)."""
+    for command in _commands(view.text):
+        trust = surface.carries_trust and bool(_TRUST_FLAG.search(command))
+        for flag in surface.fields:
+            joiner = r"(?:=|\s+)" if flag.startswith("-") else r"\s+"
+            for match in re.finditer(rf"(?:^|[\s`$(]){re.escape(flag)}{joiner}[\"']?([^\s\"'\\`]+)", command):
+                yield from _repo(surface, view, match.group(1), None, trust)
+
+
+def _read_calls(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """``name("org/x", revision=..., trust_remote_code=True)``; ``name(kw)`` takes the repo from keyword ``kw``."""
+    for field in surface.fields:
+        name, _, keyword = field.partition("(")
+        keyword = keyword.rstrip(")")
+        pick = re.compile(rf"\b{re.escape(keyword)}\s*=\s*{_QUOTED_REPO}") if keyword else None
+        for match in re.finditer(rf"(?<![\w]){re.escape(name)}\s*\(", view.text):
+            args = _call_args(view.text, match.end())
+            repo = pick.search(args) if pick else (_FIRST_ARG.match(args) or _KW_REPO.search(args))
+            if repo:
+                revision = _REVISION.search(args)
+                trust = surface.carries_trust and bool(_TRUST_KW.search(args))
+                yield from _repo(surface, view, repo.group(1), revision.group(1) if revision else None, trust)
+
+
+def _read_pth(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    # site.addpackage: a line starting with "import" followed by a space or tab is exec()'d.
+    if any(line.startswith(("import ", "import\t")) for line in view.text.splitlines()):
+        yield _item(surface, view, view.path)
+
+
+def _read_entry_points(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    groups = _toml_entry_points(view.text) if view.path.endswith(".toml") else _text_entry_points(view.text)
+    for group, value in groups:
+        if group in surface.fields:
+            yield from _dotted(surface, view, group, value)
+
+
+READERS: dict[Read, Reader] = {
+    Read.FILE: _read_file, Read.JSON: _read_json, Read.YAML: _read_yaml, Read.FLAGS: _read_flags,
+    Read.CALLS: _read_calls, Read.PTH: _read_pth, Read.ENTRY_POINTS: _read_entry_points,
+}
+
+
+# -- forms --------------------------------------------------------------------------------------
+
+Interpreter = Callable[[Surface, FileView, str, Any], Iterator[ClosureItem]]
+
+
+def _class_ref(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str):
+            continue  # null slow/fast tokenizer slots; malformed refs are the remote-code scanner's
+        ref = parse_ref(where, item)
+        if ref.problem or not ref.module:
+            continue
+        if ref.repo:
+            repo, _, revision = ref.repo.partition("@")
+            if repo != view.own_repo:
+                yield _item(surface, view, item, repo=repo, revision=revision or None, carries_trust=True,
+                            local=False)
+            continue
+        paths = ref.module_paths(view.path)
+        yield _item(surface, view, next((p for p in paths if p in view.present), paths[0]))
+
+
+def _repo_id(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    if isinstance(value, str):
+        yield from _repo(surface, view, value, None, surface.carries_trust)
+
+
+def _diffusers_component(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """``"unet": ["my_unet", "MyUNet"]``: a library the runtime knows, else a module file in the repo."""
+    if where.startswith("_") or not isinstance(value, list) or len(value) != 2:
+        return
+    library, cls = value
+    if not isinstance(library, str) or not isinstance(cls, str) or library in surface.known:
+        return
+    folder = posixpath.join(posixpath.dirname(view.path), where)
+    candidates = [posixpath.normpath(posixpath.join(folder, library + ".py")),
+                  posixpath.normpath(posixpath.join(posixpath.dirname(view.path), library + ".py"))]
+    target = next((c for c in candidates if c in view.present), None)
+    if target is not None:
+        yield _item(surface, view, target, runs=(f"{cls}.*",))
+    elif library.split(".")[0] not in surface.known:
+        yield _item(surface, view, library, local=False, runs=(cls,))
+
+
+def _dotted_form(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    if isinstance(value, str):
+        yield from _dotted(surface, view, where, value)
+
+
+def _dotted(surface: Surface, view: FileView, where: str, value: str) -> Iterator[ClosureItem]:
+    """``pkg.module.Callable`` or ``module:attr``: a module of this repo when one matches, else a library."""
+    value = value.strip()
+    if not _DOTTED.match(value):
+        return
+    module, _, attr = value.replace(":", ".").rpartition(".")
+    for path in _module_files(view.path, module):
+        if path in view.present:
+            yield _item(surface, view, path, runs=(attr or "*",))
+            return
+    if value.split(".")[0].split(":")[0] not in surface.known:
+        yield _item(surface, view, value, local=False)
+
+
+def _module_files(config_path: str, module: str) -> list[str]:
+    rel = module.replace(".", "/")
+    here = posixpath.dirname(config_path)
+    names = [rel + ".py", rel + "/__init__.py"]
+    return list(dict.fromkeys([posixpath.normpath(posixpath.join(here, n)) for n in names] + names))
+
+
+def _package(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    if isinstance(value, str) and value.strip():
+        yield _item(surface, view, value.strip(), local=False)
+
+
+def _self(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    yield _item(surface, view, view.path)
+
+
+FORMS: dict[Form, Interpreter] = {
+    Form.CLASS_REF: _class_ref, Form.REPO_ID: _repo_id, Form.DIFFUSERS_COMPONENT: _diffusers_component,
+    Form.DOTTED: _dotted_form, Form.MODULE_PATH: _package, Form.PACKAGE: _package, Form.SELF: _self,
+}
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def _repo(surface: Surface, view: FileView, value: str, revision: str | None,
+          trust: bool) -> Iterator[ClosureItem]:
+    """An ``org/name`` value that is another Hub repo: not a path of this repo, not the repo itself."""
+    value = value.strip().removeprefix("hf://").removeprefix("https://huggingface.co/")
+    name, _, pinned = value.partition("@")
+    if not REPO_ID.match(name) or name == view.own_repo or _is_local(name, view):
+        return
+    yield _item(surface, view, name, repo=name, revision=revision or pinned or None, carries_trust=trust,
+                local=False)
+
+
+def _is_local(value: str, view: FileView) -> bool:
+    here = posixpath.dirname(view.path)
+    folders = (value, posixpath.join(here, value)) if here else (value,)
+    return any(p == f or p.startswith(f + "/") for f in folders for p in view.present) or value.startswith(".")
+
+
+def _commands(text: str) -> Iterator[str]:
+    """Logical command lines: backslash continuations joined, so a flag and its value stay together."""
+    pending = ""
+    for line in text.splitlines():
+        stripped = line.rstrip()
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        yield pending + stripped
+        pending = ""
+    if pending:
+        yield pending
+
+
+def _call_args(text: str, start: int) -> str:
+    """The argument text of a call, up to its closing parenthesis (nested ones kept), bounded."""
+    depth, end = 1, start
+    limit = min(len(text), start + MAX_CALL_ARGS)
+    while end < limit and depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    return text[start:end - 1 if depth == 0 else end]
+
+
+def _toml_entry_points(text: str) -> list[tuple[str, str]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    project = data.get("project")
+    groups = project.get("entry-points") if isinstance(project, dict) else None
+    if not isinstance(groups, dict):
+        return []
+    return [(str(g), str(v)) for g, entries in groups.items() if isinstance(entries, dict)
+            for v in entries.values() if isinstance(v, str)]
+
+
+_SETUP_GROUP = re.compile(r"""["']([\w.-]+)["']\s*:\s*\[([^\]]{0,2000})\]""")
+_SETUP_ENTRY = re.compile(r"""["'][^"'=]*=\s*([\w.:]+)\s*["']""")
+_CFG_GROUP = re.compile(r"^\s*([\w.-]+)\s*=\s*$")
+
+
+def _text_entry_points(text: str) -> list[tuple[str, str]]:
+    """``entry_points={"group": ["name = mod:attr"]}`` in setup.py, ``[options.entry_points]`` in setup.cfg."""
+    found = [(m.group(1), e.group(1)) for m in _SETUP_GROUP.finditer(text) for e in _SETUP_ENTRY.finditer(m.group(2))]
+    group = None
+    for line in text.splitlines():
+        header = _CFG_GROUP.match(line)
+        if header:
+            group = header.group(1)
+        elif group and "=" in line and line[:1].isspace():
+            found.append((group, line.split("=", 1)[1].strip()))
+        elif line.strip() and not line[:1].isspace():
+            group = None
+    return found

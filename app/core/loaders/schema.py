@@ -1,0 +1,104 @@
+"""The loader map's shape: one entry per runtime surface, as data (``loader_map.yaml``).
+
+An entry says which files a runtime reads, how a value in them names something (``form``), what
+that something is (``kind``), what gates it (``gate``) and where in the runtime's source this was
+read (``source``). Extraction is done by a small set of readers (``read`` names one); adding a
+runtime surface that one of them can read is adding an entry.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Kind(StrEnum):
+    CODE = "code"  # a Python module the runtime imports and calls while loading
+    HOOK = "hook"  # code the interpreter runs on start-up once the folder is on its path
+    NATIVE = "native"  # a native library the runtime loads
+    INSTALL = "install"  # packages the runtime installs before loading
+    REPO = "repo"  # another Hub repo the runtime fetches and loads
+
+
+class Gate(StrEnum):
+    ALWAYS = "always"  # no opt-in: the runtime does it whenever it loads the repo
+    TRUST_REMOTE_CODE = "trust_remote_code"  # only with the user's trust_remote_code (or the runtime's equivalent)
+    OPT_IN = "opt-in"  # the user asks for it by name (a flag, a call) that the repo only suggests
+    INSTALL = "install"  # when the user or a launcher installs the repo as a package
+
+
+class Read(StrEnum):
+    FILE = "file"  # the matched file itself is the item
+    JSON = "json"  # values at ``fields`` of a JSON file
+    YAML = "yaml"  # values at ``fields`` of a YAML file (safe_load)
+    FLAGS = "flags"  # command-line flags (``--tokenizer X``) in cards, scripts, launcher configs
+    CALLS = "calls"  # Python calls (``from_pretrained("org/x", trust_remote_code=True)``) in code and cards
+    PTH = "pth"  # ``.pth`` lines that ``site`` executes (those starting with ``import``)
+    ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
+
+
+class Form(StrEnum):
+    """How a value names its target."""
+
+    CLASS_REF = "class-ref"  # ``module.Class`` here, or ``org/name--module.Class`` in another repo
+    REPO_ID = "repo-id"  # ``org/name`` on the Hub (a local path or a bare name is not a repo)
+    DIFFUSERS_COMPONENT = "diffusers-component"  # ``[library, ClassName]``: a library, or a module here
+    MODULE_PATH = "module-path"  # a folder or module path inside the repo
+    DOTTED = "dotted"  # ``package.module.Callable`` (Hydra ``_target_``), imported as named
+    PACKAGE = "package"  # an installable requirement
+    SELF = "self"  # the file itself
+
+
+class Source(BaseModel):
+    """Where the behaviour was read: the runtime's repository, file, function and version."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    repo: str
+    file: str
+    function: str
+    version: str
+
+
+class Runtime(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str
+    how: str = Field(description="How a deploy reaches it: the call or command.")
+
+
+class Surface(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(description="`runtime.surface`, unique.")
+    runtime: str
+    what: str = Field(description="One line: what the runtime does with it.")
+    files: tuple[str, ...] = Field(description="Repo-relative path patterns (fnmatch; `*` crosses folders).")
+    read: Read
+    fields: tuple[str, ...] = Field(default=(), description="JSON/YAML paths (`a.*.b`, `**.key`) or flags/calls.")
+    form: Form = Form.SELF
+    kind: Kind
+    gate: Gate
+    known: tuple[str, ...] = Field(default=(), description="Values naming libraries the runtime imports as "
+                                   "installed (`diffusers`, `transformers`): not code of the repo.")
+    carries_trust: bool = Field(False, description="A repo it names is loaded with the user's trust_remote_code.")
+    runs: tuple[str, ...] = Field(default=(), description="For code: what the runtime calls (`Class.method`, "
+                                  "`*` for every function).")
+    source: Source
+    no_benign: str | None = Field(None, description="Why no vendor would use this surface benignly (then "
+                                  "only hostile cases are listed).")
+    cases: tuple[str, ...] = Field(description="Corpus cases (`family/name`, tests/corpus) that exercise it: "
+                                   "hostile ones a loader following it would be attacked by, benign vendor shapes.")
+
+
+class RuntimeFile(BaseModel):
+    """One file of the map: a runtime and its surfaces (``map/<runtime>.yaml``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    runtime: Runtime
+    surfaces: tuple[Surface, ...]
+
+
+class LoaderMap(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    runtimes: tuple[Runtime, ...]
+    surfaces: tuple[Surface, ...]
