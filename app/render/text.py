@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from app.core.findings import Finding, Severity
+from app.core.loaders.closure import ClosureItem, by_runtime
 from app.core.report import Report
 
 SEVERITY_STYLE = {
@@ -44,7 +45,32 @@ def print_report(report: Report, console: Console, *, show_info: bool = False) -
     hidden = len(report.findings) - len(shown)
     if hidden:
         console.print(Text(f"({hidden} info finding(s) hidden; use --show-info)", style="dim"))
+    _print_closure(report, console)
     _print_stats(report, console)
+
+
+def _print_closure(report: Report, console: Console) -> None:
+    """What each runtime would import, run, install and fetch (the loader map's items), per runtime."""
+    if not report.closure:
+        return
+    console.print(Text("load closure (what each runtime would import, run, install, fetch)", style="bold"))
+    for runtime, items in by_runtime(report.closure).items():
+        console.print(Text(f"  {runtime}", style="bold"))
+        for item in items:
+            console.print(Text(f"    {_closure_line(item)}"))
+
+
+def _closure_line(item: ClosureItem) -> str:
+    line = f"{item.kind} {item.target}"
+    if item.repo:
+        line += f" @ {item.revision}" if item.revision else " (unpinned)"
+        if item.carries_trust:
+            line += ", with trust_remote_code"
+    gate = item.gate.value if item.gate.value != "always" else "always, no opt-in"
+    line += f"  [{gate}; {item.surface} in {item.path}]"
+    if item.runs:
+        line += f" runs {', '.join(item.runs)}"
+    return line
 
 
 def _print_header(report: Report, console: Console) -> None:

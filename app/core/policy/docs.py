@@ -54,7 +54,17 @@ verdict records the policy's name and sha256.
   the default's `referenced-repo-elsewhere` sends a repo to review when its loader fetches another
   org's repo (adapter base model, `auto_map` or custom pipeline code) that is not approved in the
   store; once that repo's commit is vetted and approved (a review counts), the gate approves this
-  one without a re-vet. Card mentions and `_name_or_path` are listed only. The store's judgement
+  one without a re-vet, and so does any reference whose loading runs its code (`code`: the user's
+  `trust_remote_code` carried to a tokenizer, draft model or card snippet, a kernel, remote code).
+  A third party making a runtime run the code of another third-party or lookalike repo that is not
+  approved is rejected (`third-party-unvetted-code-reference`). The load closure (the loader map,
+  docs/attack-surface.md) adds: `runtime-code` (code a runtime runs without `auto_map`: an Endpoints
+  `handler.py`, a diffusers custom component, `custom_generate/`, `hubconf.py`) is reviewed like
+  `auto-map` (`remote-code-auto-map`) and blocks the clean approvals; `startup-hook`
+  (`sitecustomize.py`, a `.pth` import line) is a dangerous capability; a config that makes a runtime
+  import a dangerous callable (`import-target-dangerous`, Hydra `_target_: os.system`) is critical,
+  an unlisted one (`import-target-unlisted`) is reviewed. Card mentions and `_name_or_path` are
+  listed only. The store's judgement
   (`vetted`, `approved`, `sha`) is supplied by the service: a reference pinned to a commit is judged
   at it, a branch, tag or no revision at the commit the hub names now; unresolvable, a cycle or a
   chain deeper than 3 is not approved, and so is every reference when no store is consulted
