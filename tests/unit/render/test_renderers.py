@@ -8,6 +8,7 @@ from app.cli.options import OutputFormat
 from app.core import report_json
 from app.core.findings import Severity
 from app.core.pipeline import vet
+from app.core.scanners.load_closure_scanner import LoadClosureScanner
 from app.render import RENDERERS
 from tests.fakes import MemorySource, TextScanner
 
@@ -40,3 +41,15 @@ def test_text_renderer_is_plain_when_not_a_terminal() -> None:
     text = RENDERERS["text"].render(REPORT)
     assert "\x1b[" not in text
     assert "verdict: REJECT" in text and "README.md" in text and "evil" in text
+
+
+def test_text_renderer_lists_the_load_closure_per_runtime() -> None:
+    handler = b"class EndpointHandler:\n    def __init__(self, path):\n        pass\n"
+    card = b"tok = AutoTokenizer.from_pretrained('someone/tok', trust_remote_code=True)\n"
+    report = vet(MemorySource({"handler.py": handler, "README.md": card}), [LoadClosureScanner()])
+    text = RENDERERS["text"].render(report)
+    assert "load closure" in text
+    assert "  endpoints\n" in text and "code handler.py" in text and "EndpointHandler.__call__" in text
+    assert "  transformers\n" in text and "repo someone/tok (unpinned), with trust_remote_code" in text
+    again = report_json.load(json.loads(RENDERERS["json"].render(report)))
+    assert again.closure == report.closure and len(report.closure) == 2
