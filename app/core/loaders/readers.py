@@ -53,8 +53,9 @@ def read_surface(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
 
 
 def _item(surface: Surface, view: FileView, target: str, **extra: Any) -> ClosureItem:
-    return ClosureItem(surface.id, surface.runtime, surface.kind, surface.gate, view.path, target,
-                       runs=surface.runs, **extra)
+    """An item of ``surface``; ``extra`` fields (``runs`` a value names, a repo) override the surface's."""
+    fields: dict[str, Any] = {"runs": surface.runs} | extra
+    return ClosureItem(surface.id, surface.runtime, surface.kind, surface.gate, view.path, target, **fields)
 
 
 # -- readers ----------------------------------------------------------------------------------
