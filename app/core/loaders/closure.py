@@ -11,8 +11,8 @@ import fnmatch
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
-from app.core.findings import Finding
 from app.core.loaders.schema import Gate, Kind, Surface
 
 ReadText = Callable[[str], str]  # repo path -> its text; raises on a file it will not read
@@ -81,7 +81,15 @@ def unique(items: Iterable[ClosureItem]) -> Iterator[ClosureItem]:
 CLOSURE_RULE = "load-closure"
 
 
-def closure_from(findings: Iterable[Finding]) -> tuple[ClosureItem, ...]:
-    """The report's ``closure``: the items of ``load-closure`` findings, one each, in finding order."""
+class _Evidenced(Protocol):
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def evidence(self) -> str | None: ...
+
+
+def closure_from(findings: Iterable[_Evidenced]) -> tuple[ClosureItem, ...]:
+    """The report's ``closure`` (and the policy's): the items of ``load-closure`` findings, once each, in order."""
     items = (parse_item(f.evidence) for f in findings if f.rule == CLOSURE_RULE)
     return tuple(unique(item for item in items if item is not None))

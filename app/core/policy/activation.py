@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
+from app.core.loaders.closure import closure_from
 from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
 from app.core.policy.identity import lookalike_of, tier_of
@@ -64,6 +66,12 @@ VARIABLES: tuple[Variable, ...] = (
              "judged: a branch, tag or no revision is resolved on the hub; null if it could not be). "
              "Without a store (`hfvet scan`, `--no-store`) every reference is unvetted and unapproved. "
              "E.g. require each to be approved: `referenced_repos.exists(r, !r.approved)`."),
+    Variable("closure", "list(map)", "The load closure (docs/attack-surface.md), from `load-closure` findings after "
+             "waivers: one map per thing a runtime would do with the repo: `surface` (`endpoints.handler`), "
+             "`runtime`, `kind` (`code`, `hook`, `native`, `install`, `repo`), `gate` (`always`, "
+             "`trust_remote_code`, `opt-in`, `install`), `path` (the file naming it), `target`, `repo` and "
+             "`revision` (another repo, or null), `carries_trust`, `runs`, `local`. E.g. no deploy-time "
+             "installs: `!closure.exists(c, c.kind == \"install\" && c.gate == \"always\")`."),
 )
 
 
@@ -110,6 +118,7 @@ def build_activation(
         "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
         "lists": lists,
         "referenced_repos": referenced_repos(findings, facts.reference_status, tiers),
+        "closure": [json.loads(item.evidence()) for item in closure_from(findings)],
     }
     return Activation(plain)
 
