@@ -8,7 +8,9 @@ or running anything. Each item is one thing one runtime surface does; the report
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
@@ -51,7 +53,13 @@ def parse_item(evidence: str | None) -> ClosureItem | None:
 
 def matches(surface: Surface, path: str) -> bool:
     """Whether a surface reads ``path`` (patterns are case-sensitive, as loaders open files)."""
-    return any(fnmatch.fnmatchcase(path, pattern) for pattern in surface.files)
+    return _compiled(surface.files).match(path) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a surface's patterns: scanning every path of a big repo stays cheap."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
 def surfaces_for(surfaces: Iterable[Surface], path: str) -> list[Surface]:

@@ -73,11 +73,27 @@ def runtime_code(path: str, paths: Iterable[str], read_text: Callable[[str], str
     """The closure items that make a runtime import or run the repo file ``path`` (code and hooks).
 
     Surfaces that name a file by its own path need no read; those that name code in a config read
-    only their config files.
+    only their config files. Called once per code file of a repo, so the configs' items are cached
+    by content.
     """
     listed = tuple(paths)
-    code = [s for s in loader_map().surfaces if s.kind in (Kind.CODE, Kind.HOOK)]
+    code = tuple(s for s in loader_map().surfaces if s.kind in (Kind.CODE, Kind.HOOK))
     own = [s for s in code if s.read is Read.FILE and matches(s, path)]
     items = items_for_file(path, "", frozenset(listed), own_repo, own) if own else []
-    named = closure_of(listed, read_text, own_repo, [s for s in code if s.read is not Read.FILE])
+    naming = tuple(s for s in code if s.read is not Read.FILE)
+    texts = tuple((p, text) for p in _read_paths(naming, listed) if (text := read_text(p)) is not None)
+    named = _named_code(naming, listed, texts, own_repo)
     return items + [item for item in named if item.local and item.target == path]
+
+
+@functools.lru_cache(maxsize=32)
+def _read_paths(surfaces: tuple[Surface, ...], paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(read_paths(surfaces, paths))
+
+
+@functools.lru_cache(maxsize=32)
+def _named_code(surfaces: tuple[Surface, ...], paths: tuple[str, ...], texts: tuple[tuple[str, str], ...],
+                own_repo: str | None) -> tuple[ClosureItem, ...]:
+    present = frozenset(paths)
+    return tuple(unique(item for path, text in texts for item in items_for_file(path, text, present, own_repo,
+                                                                                 surfaces)))
