@@ -19,7 +19,7 @@ import io
 import json
 import struct
 import tarfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from tests.corpus.registry import Case, register_all
 
@@ -41,7 +41,7 @@ NEMO = "NeMo 2.6.0"
 VLLM = "vllm (vllm/, code index)"
 SGLANG = "sglang (python/sglang/srt, code index)"
 
-Value = str | bytes | Mapping[str, object] | list[object]
+Value = str | bytes | Mapping[str, object] | Sequence[object]
 
 
 def _bytes(value: Value) -> bytes:
@@ -287,7 +287,7 @@ ST_CONFIG = {"__version__": {"sentence_transformers": "3.0.1", "transformers": "
              "prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine"}
 
 
-def st_repo(sbert: Mapping[str, object], modules: list[object], extra: Mapping[str, Value] | None = None,
+def st_repo(sbert: Mapping[str, object], modules: Sequence[object], extra: Mapping[str, Value] | None = None,
             readme: str | None = None) -> Callable[[], dict[str, bytes]]:
     files: dict[str, Value] = {"config.json": BERT, "modules.json": modules, "sentence_bert_config.json": sbert,
                                "config_sentence_transformers.json": ST_CONFIG, "1_Pooling/config.json": POOLING,
@@ -1022,8 +1022,9 @@ docker run --gpus all nvcr.io/nim/nvidia/llama-3.1-nemotron-nano-8b-v1:latest
 vllm serve nvidia/Heldout-LM --trust-remote-code
 ```
 """)}),
-            f"--trust-remote-code for the repo itself, whose code is plain torch: {GET_CLASS}.", vendor="review",
-            reason="remote-code"),
+            f"--trust-remote-code for the repo itself, whose code is plain torch: {GET_CLASS}. "
+            "A vendor's remote code still gets a person's look (what the default policy does for auto_map).",
+            vendor="review", reason="remote-code-auto-map"),
     _benign("hubconf-builds-model", repo({"hubconf.py": HUBCONF_PLAIN, "README.md": card(
         "Tiny", "```python\ntorch.hub.load('path/to/snapshot', 'tiny', source='local', pretrained=True)\n```",
         front="library_name: pytorch")}),
@@ -1052,7 +1053,9 @@ vllm serve nvidia/Heldout-LM --trust-remote-code
         "README.md": card("LoRA", "```python\nAutoPeftModelForCausalLM.from_pretrained('this/repo')\n```",
                           front="library_name: peft\nbase_model: meta-llama/Llama-3.1-8B-Instruct")},
         weights="adapter_model.safetensors"),
-            f"An adapter over a vendor base with no remote code: {PEFT} auto.py _BaseAutoPeftModel.from_pretrained."),
+            f"An adapter over a well-known base with no remote code: {PEFT} auto.py "
+            "_BaseAutoPeftModel.from_pretrained loads the base too, so the base is vetted on its own (review).",
+            vendor="review", reason="referenced-repo-elsewhere"),
     _benign("card-trust-remote-code-vendor-repo", repo({"config.json": BERT, "README.md": card("Embeddings", """
 ```python
 from sentence_transformers import SentenceTransformer
