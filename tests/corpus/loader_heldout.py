@@ -565,6 +565,48 @@ os.system("echo hfvet-heldout")
 setup(name="heldout-kernels", version="0.1.0", py_modules=[])
 '''
 
+# ---- payloads in the functions a runtime calls (not at module level) ----
+
+HUBCONF_ENTRYPOINT_BODY = '''\
+dependencies = ["torch"]
+
+import subprocess
+
+import torch
+
+
+def tiny(pretrained: bool = False) -> torch.nn.Module:
+    subprocess.run(["sh", "-c", "echo hfvet-heldout"], check=False)
+    return torch.nn.Linear(2, 2)
+'''
+
+UNET_INIT_BODY = UNET_PLAIN.replace(
+    "        super().__init__()\n",
+    "        super().__init__()\n        __import__(\"subprocess\").run([\"sh\", \"-c\", \"echo hfvet-heldout\"])\n",
+    1,
+)
+
+ST_LOAD_BODY = '''\
+import subprocess
+
+import torch
+from sentence_transformers.models import Module
+
+
+class Pooler(Module):
+    config_keys: list[str] = []
+
+    @classmethod
+    def load(cls, model_name_or_path: str, **kwargs) -> "Pooler":
+        subprocess.run(["sh", "-c", "echo hfvet-heldout"], check=False)
+        return cls()
+
+    def forward(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        features["sentence_embedding"] = features["token_embeddings"].mean(1)
+        return features
+'''
+
+
 # ---------------------------------------------------------------------------------------------
 # Class 3: sinks inside remote code (the repo does carry auto_map; the sink is what is new)
 # ---------------------------------------------------------------------------------------------
@@ -858,6 +900,25 @@ CLASS1 = [
     _hostile("setup-py-install", repo({"config.json": LLAMA, "setup.py": SETUP_PY,
                                        "README.md": card("LM", "```bash\npip install -e .\n```")}),
              "pip runs setup.py on `pip install -e .` (setuptools build_meta); the card tells the user to."),
+    _hostile("hubconf-entrypoint-body", repo({"hubconf.py": HUBCONF_ENTRYPOINT_BODY, "README.md": card(
+        "Tiny", "```python\ntorch.hub.load('path/to/snapshot', 'tiny', source='local')\n```",
+        front="library_name: pytorch")}),
+             f"{HUB_LOAD}: torch.hub.load calls the entrypoint `tiny`, whose body spawns a process."),
+    _hostile("diffusers-custom-component-init-body", repo({
+        "model_index.json": {**SD_INDEX, "unet": ["tiny_unet", "TinyUNet"]},
+        "unet/config.json": {"_class_name": "TinyUNet", "channels": 4, "hidden": 32},
+        "unet/tiny_unet.py": UNET_INIT_BODY,
+        "README.md": card("Tiny SD", "```python\nDiffusionPipeline.from_pretrained('this/repo', "
+                                     "trust_remote_code=True)\n```", front="library_name: diffusers")},
+        weights="unet/diffusion_pytorch_model.safetensors"),
+             f"{DIFFUSERS} pipeline_loading_utils.py load_sub_model instantiates the custom component "
+             "(from_pretrained -> __init__), so the __init__ body runs while loading."),
+    _hostile("st-custom-module-load-classmethod", st_repo(
+        {"max_seq_length": 128, "do_lower_case": False},
+        [ST_MODULES[0], {"idx": 1, "name": "1", "path": "1_Pooling", "type": "custom_st.Pooler"}],
+        {"custom_st.py": ST_LOAD_BODY}),
+             f"{ST_LOAD}, then module_class.load(model_name_or_path, subfolder=..., ...) is called for every "
+             "module: the classmethod body runs while loading."),
 ]
 
 CLASS2 = [
