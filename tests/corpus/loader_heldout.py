@@ -1047,7 +1047,7 @@ BENIGN_CASES = [
         "config.json": BERT, "handler.py": HANDLER_PLAIN, "README.md": ENDPOINT_README,
         "requirements.txt": "transformers==4.44.2\naccelerate==0.33.0\n"}),
             f"An Endpoints handler that only builds and calls a transformers pipeline, with pinned PyPI "
-            f"requirements: {TOOLKIT_LOAD}."),
+            f"requirements: {TOOLKIT_LOAD}.", vendor="review", reason="remote-code-auto-map"),
     _benign("diffusers-custom-component-plain-torch", repo({
         "model_index.json": {**SD_INDEX, "unet": ["tiny_unet", "TinyUNet"]},
         "unet/config.json": {"_class_name": "TinyUNet", "channels": 4, "hidden": 32}, "unet/tiny_unet.py": UNET_PLAIN,
@@ -1136,7 +1136,8 @@ model = SentenceTransformer("nvidia/NV-Embed-v2", trust_remote_code=True)
         "README.md": card("Greedy decoding", "```python\nmodel.generate(ids, custom_generate='nvidia/greedy', "
                                              "trust_remote_code=True)\n```",
                           front="library_name: transformers\ntags:\n- custom_generate")}),
-            f"A plain greedy loop: {TF} GenerationMixin.load_custom_generate."),
+            f"A plain greedy loop: {TF} GenerationMixin.load_custom_generate.", vendor="review",
+            reason="remote-code-auto-map"),
 ]
 
 register_all([*CLASS1, *CLASS2, *CLASS3, *BENIGN_CASES])

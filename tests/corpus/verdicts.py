@@ -19,6 +19,9 @@ from app.sources.local import LocalSource
 
 # The same bytes published by a vendor-official org and by anyone else (not a lookalike).
 ORGS = {"vendor-official": "nvidia", "third-party": "some-user"}
+# The repo id a case's own files use for the repo itself (a card's `from_pretrained("this/repo")`): the
+# scan runs under it, so self-references are recognised as such; the tiers above rename it afterwards.
+SELF = "this/repo"
 
 
 def default_policy() -> LoadedPolicy:
@@ -39,5 +42,5 @@ def vet_by_tier(folder: Path, policy: LoadedPolicy) -> tuple[dict[str, Decision]
             decisions[tier] = evaluate(policy, facts_from(named, findings, files))
         return decisions["vendor-official"]
 
-    report = vet(LocalSource(folder), all_scanners(), decide=decide, workers=2)
+    report = vet(LocalSource(folder, repo_id=SELF), all_scanners(), decide=decide, workers=2)
     return decisions, report
