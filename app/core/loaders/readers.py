@@ -17,10 +17,10 @@ from typing import Any
 
 import yaml
 
+from app.core.loaders.class_ref import parse_ref
 from app.core.loaders.closure import ClosureItem
 from app.core.loaders.fields import values_at
 from app.core.loaders.schema import Form, Read, Surface
-from app.core.scanners.python_code.auto_map import parse_ref
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?$")

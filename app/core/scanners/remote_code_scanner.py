@@ -20,13 +20,14 @@ from typing import ClassVar
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
+from app.core.loaders.class_ref import ClassRef
 from app.core.loaders.loader_map import runtime_code
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.python_code import bandit_check
 from app.core.scanners.python_code import repo_modules as rm
-from app.core.scanners.python_code.auto_map import CONFIG_NAMES, ClassRef, class_refs
+from app.core.scanners.python_code.auto_map import CONFIG_NAMES, class_refs
 from app.core.scanners.python_code.effects import ModuleContext, Observation, Summary, analyse, summarize
 from app.core.scanners.python_code.modern_syntax import parse_module
 from app.core.scanners.text_rules.text_lines import decode_text, evidence, read_whole
