@@ -71,8 +71,15 @@ HAND_SINKS: dict[str, tuple[str, str, str]] = {
         "network", "every method called on the proxy is an XML-RPC request over HTTP",
         "the request is dispatched through __getattr__ to a _Method object: no call the AST can follow"),
     "importlib.util.module_from_spec": (
-        "native-code", "for an extension-module spec, loads the shared library and runs its init",
+        "exec", "makes a module from a spec: with spec.loader.exec_module (the documented recipe) it runs "
+        "that file's code; for an extension-module spec it loads the library",
         "calls spec.loader.create_module, a loader of a type the AST cannot tell"),
+    "urllib3.connectionpool.HTTPConnectionPool._make_request": (
+        "network", "sends an HTTP request",
+        "calls request/getresponse on a connection taken from the pool's queue, an object the AST cannot type"),
+    "urllib3.poolmanager.PoolManager.urlopen": (
+        "network", "sends an HTTP request",
+        "calls urlopen on the pool connection_from_host returns, an object the AST cannot type"),
     "multiprocessing.process.BaseProcess.start": (
         "process", "forks or spawns a new interpreter running the target",
         "calls self._Popen, a staticmethod of the context's Process class chosen at run time"),
