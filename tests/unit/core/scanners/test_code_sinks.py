@@ -68,7 +68,8 @@ KNOWN = [
     ("concurrent.futures.ProcessPoolExecutor.submit", "process"), ("xmlrpc.client.ServerProxy", "network"),
     ("asyncio.open_connection", "network"), ("asyncio.start_server", "network"),
     ("requests.get", "network"), ("requests.Session.post", "network"), ("httpx.get", "network"),
-    ("httpx.Client.get", "network"), ("urllib3.PoolManager.urlopen", "network"), ("urllib3.HTTPConnectionPool.urlopen", "network"),
+    ("httpx.Client.get", "network"), ("urllib3.PoolManager.urlopen", "network"),
+    ("urllib3.HTTPConnectionPool.urlopen", "network"),
     ("huggingface_hub.HfApi.list_models", "network"), ("importlib.util.module_from_spec", "exec"),
     ("multiprocessing.connection.Client", "network"), ("numpy.load", "deserialize"),
 ]
@@ -147,9 +148,10 @@ FAMILIES = {
 def _module(imports: str, call: str, where: str) -> str:
     indent = " " * 8
     body = call.format(i=indent)
+    head = f"{imports}\n\n\nclass X:\n    def __init__(self):\n"
     if where == "__init__":
-        return f"{imports}\n\n\nclass X:\n    def __init__(self):\n{indent}{body}\n"
-    return f"{imports}\n\n\nclass X:\n    def __init__(self):\n{indent}pass\n\n    def generate(self):\n{indent}{body}\n"
+        return f"{head}{indent}{body}\n"
+    return f"{head}{indent}pass\n\n    def generate(self):\n{indent}{body}\n"
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
