@@ -508,37 +508,45 @@ def _keyword(call: ast.Call, name: str) -> ast.AST | None:
 
 
 # -- the walk
-def derive(graph: Graph) -> dict[str, tuple[str, list[str]]]:
-    """name -> (category, path to the sink), shortest path, at most MAX_DEPTH calls."""
+def derive(graph: Graph, sinks: dict[str, str] | None = None, not_edges: Iterable[str] = (),
+           open_writes: bool = True) -> dict[str, tuple[str, list[str]]]:
+    """name -> (category, path to the sink), shortest path, at most MAX_DEPTH calls.
+
+    ``sinks`` (default ``SINKS``) and the nodes in ``not_edges`` (besides ``NOT_EDGES``, never
+    marked) let scripts/derive_code_sinks.py walk back from its own sinks over the same graph."""
+    sinks = SINKS if sinks is None else sinks
+    cut = frozenset(NOT_EDGES) | frozenset(not_edges)
     reverse: dict[str, set[str]] = collections.defaultdict(set)
     for src, targets in graph.edges.items():
         for target in targets:
             target = graph.aliases.get(target, target)
             owner = target.rpartition(".")[0]
-            reverse[owner if owner in SINKS else target].add(src)  # Unpickler.__init__(self, f): the sink class
+            reverse[owner if owner in sinks else target].add(src)  # Unpickler.__init__(self, f): the sink class
     found: dict[str, tuple[str, list[str]]] = {}
     frontier = []
-    for sink, category in SINKS.items():
+    for sink, category in sinks.items():
         found[sink] = (category, [sink])
         frontier.append(sink)
-    found[OPEN_WRITE] = (WRITE, [OPEN_WRITE])
-    frontier.append(OPEN_WRITE)
-    for node in graph.open_writes:
-        reverse[OPEN_WRITE].add(node)
+    if open_writes:
+        found[OPEN_WRITE] = (WRITE, [OPEN_WRITE])
+        frontier.append(OPEN_WRITE)
+        for node in graph.open_writes:
+            reverse[OPEN_WRITE].add(node)
     for _ in range(MAX_DEPTH):
-        frontier = _step(frontier, reverse, found)
+        frontier = _step(frontier, reverse, found, cut)
     for alias, target in graph.aliases.items():
         if target in found and alias not in found and graph.kinds.get(target) != "module import":
             found[alias] = (found[target][0], [alias, *found[target][1]])
     return found
 
 
-def _step(frontier: list[str], reverse: dict[str, set[str]], found: dict[str, tuple[str, list[str]]]) -> list[str]:
+def _step(frontier: list[str], reverse: dict[str, set[str]], found: dict[str, tuple[str, list[str]]],
+          cut: frozenset[str]) -> list[str]:
     reached: dict[str, tuple[str, list[str]]] = {}
     for node in frontier:
         category, path = found[node]
         for caller in sorted(reverse.get(node, ())):
-            if caller in found or caller in NOT_EDGES:
+            if caller in found or caller in cut:
                 continue
             best = reached.get(caller)
             if best is None or CATEGORY_ORDER.index(category) < CATEGORY_ORDER.index(best[0]):

@@ -188,7 +188,7 @@ class _Walker(ast.NodeVisitor):
                 matched = True
                 break
         hidden = self.names.hidden(node.func)
-        if hidden and (matched or func in pn.EXEC or pn.is_process(func)):
+        if hidden and (matched or pn.is_exec(func) or pn.is_process(func)):
             self.add("obfuscation", node, f"call target {func} hidden ({hidden})")
         if self.load_time and func:
             self._helper_call(node, func)
@@ -207,7 +207,7 @@ class _Walker(ast.NodeVisitor):
             return False
         label = label_of_args(node, self.names, self.tainted)
         kind = {"fetched": "process-fetched", "decoded": "process-decoded"}.get(label or "", "process")
-        self.add(kind, node, func, fixed=label is None and self._fixed_program(node))
+        self.add(kind, node, _described(func), fixed=label is None and self._fixed_program(node))
         return True
 
     def _fixed_program(self, node: ast.Call) -> bool:
@@ -233,7 +233,7 @@ class _Walker(ast.NodeVisitor):
 
     def _exec(self, node: ast.Call, func: str) -> bool:
         if func not in pn.EXEC:
-            return False
+            return self._derived_exec(node, func)
         folded = self.names.constants.text(node.args[0]) if node.args else None
         if folded is not None:
             before = len(self.found)
@@ -246,6 +246,21 @@ class _Walker(ast.NodeVisitor):
         if folded is not None:
             label = label or "decoded"
         self.add({"fetched": "exec-fetched", "decoded": "exec-decoded"}.get(label or "", "exec"), node, func)
+        return True
+
+    def _derived_exec(self, node: ast.Call, func: str) -> bool:
+        """A library call that runs code (``timeit.timeit``, ``pdb.run``, ``loader.exec_module``): what
+        its first argument does when that is literal code, and the call itself, whose other
+        arguments (a path, a module) the walk cannot read as code."""
+        if not pn.is_exec(func):
+            return False
+        folded = self.names.constants.text(node.args[0]) if node.args else None
+        if folded is not None:
+            self._walk_inner(str(folded.value), node)
+        label = label_of_args(node, self.names, self.tainted)
+        kind = {"fetched": "exec-fetched", "decoded": "exec-decoded"}.get(label or "", "exec")
+        fixed = label is None and all(self.names.constants.fold(a) is not None for a in node.args)
+        self.add(kind, node, _described(func), fixed)
         return True
 
     def _walk_inner(self, code: str, node: ast.Call) -> None:
@@ -279,11 +294,11 @@ class _Walker(ast.NodeVisitor):
         return folded is not None and folded.computed and isinstance(folded.value, str)
 
     def _network(self, node: ast.Call, func: str) -> bool:
-        if pn.is_network(func):
-            self.add("network", node, func)
-            return True
         if func in pn.HUB_DOWNLOAD or func.endswith(".from_pretrained"):
             self._foreign_repo(node, func)
+            return True
+        if pn.is_network(func):
+            self.add("network", node, _described(func))
             return True
         return False
 
@@ -308,20 +323,20 @@ class _Walker(ast.NodeVisitor):
                      f"{func} with trust_remote_code={ast.unparse(remote)[:80]} decided at run time")
 
     def _deserialize(self, node: ast.Call, func: str) -> bool:
-        if func not in pn.DESERIALIZE:
+        if not pn.is_deserialize(func):
             return False
         if _safe_load_call(node, func):
             return True
         label = label_of_args(node, self.names, self.tainted)
-        self.add("exec-fetched" if label == "fetched" else "deserialize", node, func)
+        self.add("exec-fetched" if label == "fetched" else "deserialize", node, _described(func))
         return True
 
     def _native(self, node: ast.Call, func: str) -> bool:
-        if func not in pn.NATIVE_CODE and not func.startswith(pn.NATIVE_PREFIXES):
+        if not pn.is_native(func):
             return False
         label = label_of_args(node, self.names, self.tainted)
         fixed = label is None and all(self.names.constants.text(a) is not None for a in node.args[:1])
-        self.add("exec-fetched" if label == "fetched" else "native-code", node, func, fixed)
+        self.add("exec-fetched" if label == "fetched" else "native-code", node, _described(func), fixed)
         return True
 
     def _write(self, node: ast.Call, func: str) -> bool:
@@ -332,6 +347,12 @@ class _Walker(ast.NodeVisitor):
         if where:
             self.add("persistence" if _PERSISTENCE.search(where) else "write-outside", node, where)
         return True
+
+
+def _described(func: str) -> str:
+    """The call target, with the primitive it reaches when that comes from the derived catalogue."""
+    sink = pn.derived_sink(func)
+    return f"{func} (reaches {sink})" if sink else func
 
 
 def _forwards_own_repo(node: ast.AST) -> bool:

@@ -1,13 +1,16 @@
 """Resolve what a call in Python source refers to (``sp.Popen`` -> ``subprocess.Popen``), statically.
 
 Nothing is imported or evaluated: names come from import statements, single assignments and
-folded constants (``constants``).
+folded constants (``constants``). A name bound to a new instance of a class with sink methods
+(``data/code_sinks.json``) stands for that class, so ``t = trace.Trace(); t.run(c)`` resolves to
+``trace.Trace.run``.
 """
 
 from __future__ import annotations
 
 import ast
 
+from app.core.scanners.python_code import sinks
 from app.core.scanners.python_code.constants import Constants
 
 PROCESS = frozenset({
@@ -69,17 +72,51 @@ HOME_OR_SITE = frozenset({
     "sys.prefix", "sys.base_prefix", "sys.exec_prefix", "site.USER_SITE", "site.USER_BASE",
     "os.environ", "os.environ.get",
 })
+_FLOOR = PROCESS | EXEC | DYNAMIC_IMPORT | DESERIALIZE | NETWORK | HUB_DOWNLOAD | NATIVE_CODE
 _BUILTIN_PREFIXES = ("builtins.", "__builtins__.", "__builtin__.")
 _BUILTIN_HOLDERS = {"builtins", "__builtins__", "__builtin__", "builtins.__dict__", "__builtins__.__dict__"}
 
 
+# ``spec.loader.exec_module(module)``: runs a module's code, whatever the spec points at.
+LOADER_EXEC = (".loader.exec_module", ".loader.load_module")
+
+
 def is_process(name: str) -> bool:
-    return name in PROCESS or name.startswith(PROCESS_PREFIXES)
+    return name in PROCESS or name.startswith(PROCESS_PREFIXES) or derived_kind(name) == "process"
+
+
+def is_exec(name: str) -> bool:
+    return name in EXEC or name.endswith(LOADER_EXEC) or derived_kind(name) == "exec"
 
 
 def is_network(name: str) -> bool:
     module, _, func = name.rpartition(".")
-    return name in NETWORK or func in NETWORK_MODULES.get(module, ())
+    return name in NETWORK or func in NETWORK_MODULES.get(module, ()) or derived_kind(name) == "network"
+
+
+def is_deserialize(name: str) -> bool:
+    return name in DESERIALIZE or derived_kind(name) == "deserialize"
+
+
+def is_native(name: str) -> bool:
+    return name in NATIVE_CODE or name.startswith(NATIVE_PREFIXES) or derived_kind(name) == "native-code"
+
+
+def derived_kind(name: str) -> str | None:
+    """The kind ``data/code_sinks.json`` gives a call target the hand-written sets do not name.
+
+    The sets above are a floor: a name in one of them keeps its kind (``imp.load_source`` stays
+    native code) and hub downloads stay with the foreign-repo checks."""
+    entry = sinks.lookup(name)
+    if entry is None or name in _FLOOR:
+        return None
+    return entry[0]
+
+
+def derived_sink(name: str) -> str | None:
+    """What a derived call target reaches (``timeit.timeit`` -> ``builtins.exec``), for messages."""
+    entry = sinks.lookup(name) if derived_kind(name) else None
+    return entry[1] if entry and entry[1] != name else None
 
 
 class Names:
@@ -195,6 +232,8 @@ class Names:
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "__getitem__") and call.args:
             holder = self._qualname(call.func.value, notes)
             return self._lookup(holder, call.args[0], notes)
+        if func in sinks.owners():
+            return func  # an instance of a class with sink methods: ``Timer(s).timeit()``, ``t = Trace(); t.run(c)``
         return None
 
 
