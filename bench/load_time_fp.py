@@ -5,11 +5,12 @@ Runs ``RemoteCodeScanner`` (through ``app.core.pipeline.vet`` on a folder) over 
 transformers release, each model folder together (so ``.configuration_x`` helper imports resolve),
 and counts files at each max severity. The source is only parsed, never imported.
 
-    python bench/load_time_fp.py /path/to/transformers [--list medium] [--workers 2]
+    python bench/load_time_fp.py /path/to/transformers [--list medium] [--workers 2] [--all]
 
 ``/path/to/transformers`` is the package folder (the one holding ``models/``): an unpacked wheel or
 ``src/transformers`` of a checkout. Prints JSON: severity -> file count, and the files at the
-severities named by ``--list`` with their messages.
+severities named by ``--list`` with their messages. ``--all`` takes every ``*.py`` of the package
+(the loader code itself: more dangerous calls, so a harder test of the load-time rule).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ KINDS = ("modeling", "configuration", "tokenization", "processing", "image_proce
 ORDER = [Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
 
 
-def model_files(package: Path) -> list[Path]:
+def model_files(package: Path, everything: bool = False) -> list[Path]:
+    if everything:
+        return sorted(package.rglob("*.py"))
     found = {p for kind in KINDS for p in (package / "models").glob(f"*/{kind}_*.py")}
     return sorted(found)
 
@@ -42,21 +45,23 @@ def main() -> int:
     parser.add_argument("package", type=Path)
     parser.add_argument("--list", nargs="*", default=["medium", "high", "critical"])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--all", action="store_true", help="every *.py of the package, not only model files")
     args = parser.parse_args()
-    files = model_files(args.package)
+    files = model_files(args.package, args.all)
+    base = args.package if args.all else args.package / "models"
     if not files:
         print(f"no models/*/<kind>_*.py under {args.package}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for path in files:
-            target = root / path.relative_to(args.package / "models")
+            target = root / path.relative_to(base)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
         started = time.perf_counter()
         report = vet(LocalSource(root), [RemoteCodeScanner()], workers=args.workers)
         seconds = time.perf_counter() - started
-    worst: dict[str, Severity] = {str(p.relative_to(args.package / "models")): Severity.INFO for p in files}
+    worst: dict[str, Severity] = {str(p.relative_to(base)): Severity.INFO for p in files}
     messages: dict[str, list[str]] = {}
     for finding in report.findings:
         if finding.path not in worst:
