@@ -7,17 +7,28 @@ construction and their ``from_pretrained`` paths, ``post_init`` -> ``init_weight
 vLLM's ``trust_remote_code`` path goes through the same transformers classes. Any function those
 call, found by name in the same module (``f()``, ``self.m()``, ``cls.m()``, ``Class()``), runs then
 too. ``setup.py`` and in-tree build backends run whole when pip builds the package.
+
+Beyond the hand list, ``data/load_time_methods.json`` names every method
+``scripts/derive_load_methods.py`` found transformers calling on user classes while it loads
+(``to_dict``, ``__repr__`` via ``logger.info(f"Model config {config}")``, ``get_text_config``...), and
+the protocol methods Python itself calls: a module-level ``__getattr__`` (transformers getattr()s the
+class from the module), a metaclass's ``__call__``.
 """
 
 from __future__ import annotations
 
 import ast
 import fnmatch
+import json
 from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 
 from app.core.scanners.python_code.taint import own_nodes
 
-LOAD_TIME_METHODS = frozenset({
+DATA_FILE = Path(__file__).parents[1] / "data" / "load_time_methods.json"
+# The floor: never shrinks, whatever the derived data says.
+HAND_METHODS = frozenset({
     "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__class_getitem__",
     "__setstate__", "__getattr__",
     # transformers: PreTrainedModel / PretrainedConfig / tokenizers / processors while loading
@@ -28,6 +39,33 @@ LOAD_TIME_METHODS = frozenset({
     "_fix_state_dict_key_on_load", "_get_arguments_from_pretrained", "register_for_auto_class",
     "get_vocab", "_add_tokens", "add_special_tokens", "load_vocab", "_tokenize",
 })
+MODULE_GETATTR_REASON = "module-level __getattr__: transformers getattr()s the class from the module"
+METACLASS_BASES = frozenset({"type", "ABCMeta", "abc.ABCMeta", "EnumMeta", "enum.EnumMeta", "EnumType"})
+
+
+@cache
+def load_time_data() -> tuple[dict[str, str], dict[str, str]]:
+    """(method -> why, for methods of any class; metaclass method -> why), from the shipped data."""
+    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    methods = {name: f"{entry['runtime'].split()[0]} calls it while loading (from {entry['function']})"
+               for name, entry in data["derived"].items()}
+    metaclass: dict[str, str] = {}
+    for name, entry in data["protocol"].items():
+        scopes = entry["scope"].split()
+        if "class" in scopes:
+            methods[name] = entry["reason"]
+        if "metaclass" in scopes or "class" in scopes:
+            metaclass[name] = entry["reason"]
+    return methods, metaclass
+
+
+def _method_reason(name: str) -> str | None:
+    if name in HAND_METHODS:
+        return f"{name} runs while the class is loaded"
+    return load_time_data()[0].get(name)
+
+
+LOAD_TIME_METHODS = HAND_METHODS | frozenset(load_time_data()[0])
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property"})
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -73,11 +111,12 @@ def load_time_functions(tree: ast.Module, everything: bool = False,
     (the loader map's ``runs``: ``EndpointHandler.__call__``, ``MyUNet.*``, ``*``).
     """
     functions, by_name, classes = _index(tree)
+    metaclasses = _metaclasses(tree)
     reasons: dict[ast.AST, str] = {}
     queue: list[ast.AST] = []
     for node, qual in functions.items():
         why = "install time" if everything else (_runtime_reason(qual, runtime_roots)
-                                                 or _root_reason(node, qual))  # type: ignore[arg-type]
+                                                 or _root_reason(node, qual, metaclasses))  # type: ignore[arg-type]
         if why:
             reasons[node] = why
             queue.append(node)
@@ -120,16 +159,31 @@ def _runtime_reason(qual: str, roots: tuple[tuple[str, str], ...]) -> str | None
     return None
 
 
-def _root_reason(node: Function, qual: str) -> str | None:
-    if "." not in qual:
-        return None  # module-level function: only when something calls it
-    if node.name in LOAD_TIME_METHODS:
-        return f"{node.name} runs while the class is loaded"
+def _root_reason(node: Function, qual: str, metaclasses: frozenset[str] = frozenset()) -> str | None:
+    if "." not in qual:  # module-level function: only when something calls it, or getattr(module, ...)
+        return MODULE_GETATTR_REASON if node.name == "__getattr__" else None
+    owner = qual.rsplit(".", 2)[-2]
+    if owner in metaclasses and node.name in load_time_data()[1]:
+        return f"metaclass hook: {load_time_data()[1][node.name]}"
+    why = _method_reason(node.name)
+    if why:
+        return why
     for deco in node.decorator_list:
         text = ast.unparse(deco)
         if text in PROPERTY_DECORATORS or text.endswith(".setter"):
             return "property read by the loaders"
     return None
+
+
+def _metaclasses(tree: ast.Module) -> frozenset[str]:
+    """Classes of this module that are metaclasses: named in ``metaclass=`` or subclassing ``type``."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            found.update(ast.unparse(k.value).rsplit(".", 1)[-1] for k in node.keywords if k.arg == "metaclass")
+            if any(ast.unparse(b) in METACLASS_BASES for b in node.bases):
+                found.add(node.name)
+    return frozenset(found)
 
 
 def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
