@@ -42,7 +42,8 @@ def vendor_custom_st_module() -> dict[str, bytes]:
               "class Transformer(nn.Module):\n    def __init__(self, model_name_or_path: str, **kwargs: Any) -> None:\n"
               "        super().__init__()\n        self.auto_model = AutoModel.from_pretrained(model_name_or_path)\n\n"
               "    def forward(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:\n"
-              "        out = self.auto_model(input_ids=features['input_ids'], attention_mask=features['attention_mask'])\n"
+              "        ids, mask = features['input_ids'], features['attention_mask']\n"
+              "        out = self.auto_model(input_ids=ids, attention_mask=mask)\n"
               "        features['token_embeddings'] = out[0]\n        return features\n")
     modules = [{"idx": 0, "name": "0", "path": "", "type": "custom_st.Transformer"}, POOLING,
                {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
@@ -93,9 +94,11 @@ register_all([
              "st-helpers/late-chunking runs"),
     Case(FAMILY, "router-type-other-repo", "hostile", router_type_other_repo,
          rule="third-party-unvetted-code-reference",
-         why="Router.load resolves each route's type with import_module_class: splade.py from sparse-tools/splade-head"),
+         why="Router.load resolves each route's type with import_module_class: splade.py from "
+             "sparse-tools/splade-head"),
     Case(FAMILY, "tokenizer-other-repo", "hostile", tokenizer_other_repo, rule="third-party-unvetted-code-reference",
-         why="Transformer.__init__ loads tok-helpers/multilingual-bpe with AutoProcessor and the user's trust_remote_code"),
+         why="Transformer.__init__ loads tok-helpers/multilingual-bpe with AutoProcessor and the user's "
+             "trust_remote_code"),
     Case(FAMILY, "vendor-custom-st-module", "benign", vendor_custom_st_module, vendor="review",
          reason="remote-code-auto-map",
          why="the jina-embeddings-v3 shape: custom_st.Transformer wrapping AutoModel, then library Pooling/Normalize"),

@@ -125,7 +125,8 @@ def vendor_multimodal_processor() -> dict[str, bytes]:
     # The Phi-3.5-vision shape: processor and image processor behind auto_map, in the repo.
     processing = ("from transformers.processing_utils import ProcessorMixin\n\n\n"
                   "class Phi3VProcessor(ProcessorMixin):\n"
-                  "    attributes = ['image_processor', 'tokenizer']\n    image_processor_class = 'Phi3VImageProcessor'\n"
+                  "    attributes = ['image_processor', 'tokenizer']\n"
+                  "    image_processor_class = 'Phi3VImageProcessor'\n"
                   "    tokenizer_class = ('LlamaTokenizer', 'LlamaTokenizerFast')\n\n"
                   "    def __call__(self, text=None, images=None, **kwargs):\n"
                   "        pixels = self.image_processor(images) if images is not None else {}\n"
@@ -212,7 +213,8 @@ register_all([
              "pixel-tools/fast-vit"),
     Case(FAMILY, "tokenizer-legacy-list-other-repo", "hostile", tokenizer_legacy_list_other_repo,
          rule="third-party-unvetted-code-reference",
-         why="AutoTokenizer takes a bare [slow, fast] auto_map list, fast first: tokenization_bpe.py from tok-helpers/bpe"),
+         why="AutoTokenizer takes a bare [slow, fast] auto_map list, fast first: tokenization_bpe.py from "
+             "tok-helpers/bpe"),
     Case(FAMILY, "module-getattr-supplies-class", "hostile", module_getattr_supplies_class,
          rule="remote-code-dangerous",
          why="get_class_in_module's getattr(module, 'FastLlamaForCausalLM') calls the module's __getattr__: os.system"),
