@@ -9,6 +9,16 @@ Read from the transformers 5.23.0 wheel:
   imports ``custom_generate/generate.py`` (module body runs) and binds its ``generate``.
 - A card snippet ``AutoModel.from_pretrained("org/x", trust_remote_code=True)`` runs org/x's code with
   the user's trust, whatever this repo's own vet says.
+- ``image_processing_auto._resolve_auto_map_class_ref``: an AutoImageProcessor entry may be a
+  ``{backend: ref}`` dict; ``AutoTokenizer.from_pretrained`` takes a bare legacy ``[slow, fast]`` list
+  as tokenizer_config.json's whole ``auto_map`` (the fast one first).
+- ``get_class_in_module`` returns ``getattr(module, class_name)``: a module-level ``__getattr__``
+  supplies a class the module never defines, and runs while the model loads.
+- ``_BaseAutoModelClass.from_config`` takes the module of an ``auto_map`` entry without ``--`` from
+  ``config.name_or_path``, which a config's own ``_name_or_path`` key overrides
+  (``PreTrainedConfig.__post_init__`` sets leftover keys last) -- in a sub-config too.
+- ``pipeline(tokenizer=..., processor=..., config=...)`` loads each with the call's trust_remote_code;
+  ``generate(custom_generate="org/x", trust_remote_code=True)`` runs org/x's custom_generate/generate.py.
 """
 
 from __future__ import annotations
@@ -89,6 +99,150 @@ def card_vendor_own_repo() -> dict[str, bytes]:
             "model = AutoModelForCausalLM.from_pretrained(\"nvidia/Llama-3.1-Nemotron-Nano-8B-v1\", "
             "trust_remote_code=True)\n```\n")
     return {"README.md": card.encode(), "config.json": _json({"model_type": "llama"})}
+
+
+def image_processor_backend_map_other_repo() -> dict[str, bytes]:
+    return {"config.json": _json({"model_type": "siglip"}),
+            "preprocessor_config.json": _json({"image_processor_type": "FastViTImageProcessor", "auto_map": {
+                "AutoImageProcessor": {"torchvision": "pixel-tools/fast-vit--image_proc.FastViTImageProcessor",
+                                       "pil": "pixel-tools/fast-vit--image_proc.FastViTImageProcessor"}}})}
+
+
+def tokenizer_legacy_list_other_repo() -> dict[str, bytes]:
+    return {"config.json": _json({"model_type": "llama"}),
+            "tokenizer_config.json": _json({"tokenizer_class": "FastBPETokenizer",
+                                            "auto_map": [None, "tok-helpers/bpe--tokenization_bpe.FastBPETokenizer"]})}
+
+
+def module_getattr_supplies_class() -> dict[str, bytes]:
+    modeling = ("import os\n\nfrom transformers import LlamaForCausalLM\n\n\n"
+                "def __getattr__(name):\n    os.system(" + repr(PAYLOAD) + ")\n    return LlamaForCausalLM\n")
+    return {"config.json": _json({"model_type": "llama", "auto_map": {
+        "AutoModelForCausalLM": "modeling_fast.FastLlamaForCausalLM"}}), "modeling_fast.py": modeling.encode()}
+
+
+def vendor_multimodal_processor() -> dict[str, bytes]:
+    # The Phi-3.5-vision shape: processor and image processor behind auto_map, in the repo.
+    processing = ("from transformers.processing_utils import ProcessorMixin\n\n\n"
+                  "class Phi3VProcessor(ProcessorMixin):\n"
+                  "    attributes = ['image_processor', 'tokenizer']\n"
+                  "    image_processor_class = 'Phi3VImageProcessor'\n"
+                  "    tokenizer_class = ('LlamaTokenizer', 'LlamaTokenizerFast')\n\n"
+                  "    def __call__(self, text=None, images=None, **kwargs):\n"
+                  "        pixels = self.image_processor(images) if images is not None else {}\n"
+                  "        return {**self.tokenizer(text, **kwargs), **pixels}\n")
+    image = ("import numpy as np\nfrom transformers.image_processing_utils import BaseImageProcessor\n\n\n"
+             "class Phi3VImageProcessor(BaseImageProcessor):\n    model_input_names = ['pixel_values']\n\n"
+             "    def __init__(self, num_crops=4, **kwargs):\n        super().__init__(**kwargs)\n"
+             "        self.num_crops = num_crops\n\n    def preprocess(self, images, **kwargs):\n"
+             "        return {'pixel_values': np.stack([np.asarray(i, dtype=np.float32) / 255 for i in images])}\n")
+    auto = {"AutoProcessor": "processing_phi3_v.Phi3VProcessor",
+            "AutoImageProcessor": "image_processing_phi3_v.Phi3VImageProcessor"}
+    return {"config.json": _json({"model_type": "phi3_v"}),
+            "preprocessor_config.json": _json({"auto_map": auto, "num_crops": 4,
+                                               "image_processor_type": "Phi3VImageProcessor",
+                                               "processor_class": "Phi3VProcessor"}),
+            "processing_phi3_v.py": processing.encode(), "image_processing_phi3_v.py": image.encode()}
+
+
+def name_or_path_redirects_code() -> dict[str, bytes]:
+    # No modeling_fastllama.py here: from_config fetches it from speedy-llm/fastllama-kernels.
+    return {"config.json": _json({"model_type": "llama", "_name_or_path": "speedy-llm/fastllama-kernels",
+                                  "auto_map": {"AutoModelForCausalLM": "modeling_fastllama.FastLlamaForCausalLM"}})}
+
+
+def sub_config_name_or_path_code() -> dict[str, bytes]:
+    configuration = ("from transformers import PretrainedConfig\n\n\nclass VLMConfig(PretrainedConfig):\n"
+                     "    model_type = 'vlm-chat'\n")
+    modeling = ("from transformers import AutoModelForCausalLM, PreTrainedModel\n\n\n"
+                "class VLMChatModel(PreTrainedModel):\n    def __init__(self, config):\n"
+                "        super().__init__(config)\n        self.language_model = AutoModelForCausalLM.from_config(\n"
+                "            config.llm_config, trust_remote_code=True)\n")
+    return {"config.json": _json({"model_type": "vlm-chat", "auto_map": {
+        "AutoConfig": "configuration_vlm.VLMConfig", "AutoModel": "modeling_vlm.VLMChatModel"},
+        "llm_config": {"model_type": "fastlm", "_name_or_path": "speedy-llm/fastlm-1b",
+                       "auto_map": {"AutoModelForCausalLM": "modeling_fastlm.FastLMForCausalLM"}}}),
+        "configuration_vlm.py": configuration.encode(), "modeling_vlm.py": modeling.encode()}
+
+
+def name_or_path_vendor_base() -> dict[str, bytes]:
+    # A fine-tune that keeps the chatglm3 config as saved: `_name_or_path` is the vendor's base.
+    configuration = ("from transformers import PretrainedConfig\n\n\nclass ChatGLMConfig(PretrainedConfig):\n"
+                     "    model_type = 'chatglm'\n")
+    modeling = ("from torch import nn\nfrom transformers import PreTrainedModel\n\n\n"
+                "class ChatGLMForConditionalGeneration(PreTrainedModel):\n"
+                "    def __init__(self, config):\n        super().__init__(config)\n"
+                "        self.lm_head = nn.Linear(8, 8)\n")
+    return {"config.json": _json({"_name_or_path": "THUDM/chatglm3-6b", "model_type": "chatglm",
+                                  "auto_map": {"AutoConfig": "configuration_chatglm.ChatGLMConfig",
+                                               "AutoModel": "modeling_chatglm.ChatGLMForConditionalGeneration"}}),
+            "configuration_chatglm.py": configuration.encode(), "modeling_chatglm.py": modeling.encode()}
+
+
+def pipeline_tokenizer_other_repo() -> dict[str, bytes]:
+    card = ("# Tiny chat\n\n```python\nfrom transformers import pipeline\n"
+            "pipe = pipeline(\"text-generation\", model=\"some-user/tiny-chat\",\n"
+            "                tokenizer=\"tok-helpers/fast-bpe\", trust_remote_code=True)\n```\n")
+    return {"README.md": card.encode(), "config.json": _json({"model_type": "llama"})}
+
+
+def pipeline_vendor_components() -> dict[str, bytes]:
+    card = ("# Parakeet\n\n```python\nfrom transformers import pipeline\n"
+            "asr = pipeline(\"automatic-speech-recognition\", model=\"nvidia/parakeet-ctc-1.1b\",\n"
+            "               feature_extractor=\"nvidia/parakeet-ctc-1.1b\", tokenizer=\"nvidia/parakeet-ctc-1.1b\")\n"
+            "```\n")
+    return {"README.md": card.encode(), "config.json": _json({"model_type": "parakeet_ctc"})}
+
+
+def card_custom_generate_other_repo() -> dict[str, bytes]:
+    card = ("# Fast decoding\n\n```python\nout = model.generate(**inputs, max_new_tokens=64,\n"
+            "                     custom_generate=\"decode-lab/lookahead\", trust_remote_code=True)\n```\n")
+    return {"README.md": card.encode(), "config.json": _json({"model_type": "llama"})}
+
+
+def card_custom_generate_vendor() -> dict[str, bytes]:
+    card = ("# Nemotron decoding recipe\n\n```python\nout = model.generate(**inputs,\n"
+            "    custom_generate=\"nvidia/nemotron-speculative-decoding\", trust_remote_code=True)\n```\n")
+    return {"README.md": card.encode(), "config.json": _json({"model_type": "nemotron"})}
+
+
+register_all([
+    Case(FAMILY, "image-processor-backend-map-other-repo", "hostile", image_processor_backend_map_other_repo,
+         rule="third-party-unvetted-code-reference",
+         why="AutoImageProcessor's {backend: ref} entry (_resolve_auto_map_class_ref) fetches image_proc.py from "
+             "pixel-tools/fast-vit"),
+    Case(FAMILY, "tokenizer-legacy-list-other-repo", "hostile", tokenizer_legacy_list_other_repo,
+         rule="third-party-unvetted-code-reference",
+         why="AutoTokenizer takes a bare [slow, fast] auto_map list, fast first: tokenization_bpe.py from "
+             "tok-helpers/bpe"),
+    Case(FAMILY, "module-getattr-supplies-class", "hostile", module_getattr_supplies_class,
+         rule="remote-code-dangerous",
+         why="get_class_in_module's getattr(module, 'FastLlamaForCausalLM') calls the module's __getattr__: os.system"),
+    Case(FAMILY, "name-or-path-redirects-code", "hostile", name_or_path_redirects_code,
+         rule="third-party-unvetted-code-reference",
+         why="config.json's _name_or_path becomes config.name_or_path; from_config fetches modeling_fastllama.py "
+             "from speedy-llm/fastllama-kernels"),
+    Case(FAMILY, "sub-config-name-or-path-code", "hostile", sub_config_name_or_path_code,
+         rule="third-party-unvetted-code-reference",
+         why="the model builds AutoModelForCausalLM.from_config(config.llm_config, trust_remote_code=True): the "
+             "sub-config's _name_or_path supplies modeling_fastlm.py from speedy-llm/fastlm-1b"),
+    Case(FAMILY, "pipeline-tokenizer-other-repo", "hostile", pipeline_tokenizer_other_repo,
+         rule="third-party-unvetted-code-reference",
+         why="pipeline() loads tokenizer=tok-helpers/fast-bpe with the call's trust_remote_code"),
+    Case(FAMILY, "card-custom-generate-other-repo", "hostile", card_custom_generate_other_repo,
+         rule="third-party-unvetted-code-reference",
+         why="generate(custom_generate=...) imports decode-lab/lookahead's custom_generate/generate.py and runs it"),
+    Case(FAMILY, "vendor-multimodal-processor", "benign", vendor_multimodal_processor, vendor="review",
+         reason="remote-code-auto-map",
+         why="the Phi-3.5-vision shape: AutoProcessor and AutoImageProcessor behind auto_map, numpy preprocessing"),
+    Case(FAMILY, "name-or-path-vendor-base", "benign", name_or_path_vendor_base, vendor="review",
+         reason="remote-code-auto-map",
+         why="a chatglm3 config as saved: _name_or_path names the vendor's base, whose code its own vet judges"),
+    Case(FAMILY, "pipeline-vendor-components", "benign", pipeline_vendor_components, vendor="approve",
+         why="a vendor card naming its own repo as model, feature extractor and tokenizer, no trust_remote_code"),
+    Case(FAMILY, "card-custom-generate-vendor", "benign", card_custom_generate_vendor, vendor="approve",
+         why="a vendor card running its own org's custom_generate recipe: same org, judged by that repo's vet"),
+])
 
 
 register_all([

@@ -12,7 +12,7 @@ import posixpath
 import re
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -125,9 +125,24 @@ def _read_entry_points(surface: Surface, view: FileView) -> Iterator[ClosureItem
             yield from _dotted(surface, view, group, value)
 
 
+def _read_json_holder(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """The objects holding the value at each field: ``**.auto_map`` gives every config and sub-config
+    (``text_config``, ``llm_config``...) that has an ``auto_map``, wherever it sits."""
+    try:
+        data = json.loads(view.text)
+    except (ValueError, RecursionError):
+        return
+    for field in surface.fields:
+        for where, _value in values_at(data, field):
+            at, holder = _holder(data, where)
+            if holder is not None:
+                yield from FORMS[surface.form](surface, view, at, holder)
+
+
 READERS: dict[Read, Reader] = {
     Read.FILE: _read_file, Read.JSON: _read_json, Read.YAML: _read_yaml, Read.FLAGS: _read_flags,
     Read.CALLS: _read_calls, Read.PTH: _read_pth, Read.ENTRY_POINTS: _read_entry_points,
+    Read.JSON_HOLDER: _read_json_holder,
 }
 
 
@@ -210,9 +225,40 @@ def _self(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[
     yield _item(surface, view, view.path)
 
 
+def _auto_map_home(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """``AutoModel*.from_config(config)`` fetches an ``auto_map`` module that names no repo from
+    ``config.name_or_path``: the config's own ``_name_or_path`` key, which overrides the path loaded."""
+    if not isinstance(value, dict) or not isinstance(value.get("auto_map"), dict):
+        return
+    home = value.get("_name_or_path")
+    if not isinstance(home, str):
+        return
+    for key, ref in value["auto_map"].items():
+        if str(key).startswith("AutoModel") and isinstance(ref, str) and "--" not in ref:
+            for item in _repo(surface, view, home, None, surface.carries_trust):
+                yield replace(item, target=f"{item.target}--{ref}")
+
+
+def _st_module(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """A ``modules.json`` type: the library's own classes; ``module.Class`` or ``org/name--module.Class``
+    through transformers' dynamic modules; any deeper dotted path imported as an installed module."""
+    if not isinstance(value, str) or value.split(".")[0] in surface.known:
+        return
+    if "--" in value or value.count(".") == 1:
+        yield from _class_ref(surface, view, where, value)
+    else:
+        yield from _dotted(surface, view, where, value)
+
+
+def _repo_file(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    if isinstance(value, str) and value.strip():
+        yield _item(surface, view, posixpath.normpath(posixpath.join(posixpath.dirname(view.path), value.strip())))
+
+
 FORMS: dict[Form, Interpreter] = {
     Form.CLASS_REF: _class_ref, Form.REPO_ID: _repo_id, Form.DIFFUSERS_COMPONENT: _diffusers_component,
     Form.DOTTED: _dotted_form, Form.MODULE_PATH: _package, Form.PACKAGE: _package, Form.SELF: _self,
+    Form.AUTO_MAP_HOME: _auto_map_home, Form.ST_MODULE: _st_module, Form.REPO_FILE: _repo_file,
 }
 
 
@@ -233,6 +279,20 @@ def _is_local(value: str, view: FileView) -> bool:
     here = posixpath.dirname(view.path)
     folders = (value, posixpath.join(here, value)) if here else (value,)
     return any(p == f or p.startswith(f + "/") for f in folders for p in view.present) or value.startswith(".")
+
+
+def _holder(data: Any, where: str) -> tuple[str, Any]:
+    """The object that holds the value at dotted ``where`` (keys with dots in them: None)."""
+    parts = where.split(".")[:-1]
+    node = data
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return where, None
+    return ".".join(parts), node
 
 
 def _commands(text: str) -> Iterator[str]:

@@ -19,6 +19,7 @@ class Kind(StrEnum):
     NATIVE = "native"  # a native library the runtime loads
     INSTALL = "install"  # packages the runtime installs before loading
     REPO = "repo"  # another Hub repo the runtime fetches and loads
+    DATA = "data"  # a file of the repo the runtime deserializes (weights): the format scanners judge it
 
 
 class Gate(StrEnum):
@@ -36,6 +37,7 @@ class Read(StrEnum):
     CALLS = "calls"  # Python calls (``from_pretrained("org/x", trust_remote_code=True)``) in code and cards
     PTH = "pth"  # ``.pth`` lines that ``site`` executes (those starting with ``import``)
     ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
+    JSON_HOLDER = "json-holder"  # the JSON objects that hold a value at ``fields`` (each config with an ``auto_map``)
 
 
 class Form(StrEnum):
@@ -48,6 +50,9 @@ class Form(StrEnum):
     DOTTED = "dotted"  # ``package.module.Callable`` (Hydra ``_target_``), imported as named
     PACKAGE = "package"  # an installable requirement
     SELF = "self"  # the file itself
+    AUTO_MAP_HOME = "auto-map-home"  # a config whose ``auto_map`` modules come from its ``_name_or_path`` repo
+    ST_MODULE = "st-module"  # a sentence-transformers ``modules.json`` type: library, class-ref or dotted import
+    REPO_FILE = "repo-file"  # a file of this repo, relative to the config's folder (a weights file name)
 
 
 class Source(BaseModel):
