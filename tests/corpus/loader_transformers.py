@@ -206,6 +206,15 @@ def card_custom_generate_vendor() -> dict[str, bytes]:
     return {"README.md": card.encode(), "config.json": _json({"model_type": "nemotron"})}
 
 
+def attn_kernel_other_repo() -> dict[str, bytes]:
+    return {"config.json": _json({"model_type": "llama", "attn_implementation": "quant-helper/flash-attn-fork:fwd"})}
+
+
+def attn_kernel_community() -> dict[str, bytes]:
+    return {"config.json": _json({"model_type": "llama", "text_config": {
+        "attn_implementation": "kernels-community/flash-attn2"}})}
+
+
 register_all([
     Case(FAMILY, "image-processor-backend-map-other-repo", "hostile", image_processor_backend_map_other_repo,
          rule="third-party-unvetted-code-reference",
@@ -256,6 +265,14 @@ register_all([
     Case(FAMILY, "card-trusts-other-repo", "hostile", card_trusts_other_repo,
          rule="third-party-unvetted-code-reference",
          why="the card's snippet loads quant-helpers/tok-patch with trust_remote_code: its code runs unvetted"),
+    Case(FAMILY, "attn-kernel-other-repo", "hostile", attn_kernel_other_repo,
+         rule="third-party-unvetted-code-reference",
+         why="modeling_utils._check_and_adjust_attn_implementation: is_kernel('quant-helper/flash-attn-fork:fwd') "
+             "-> load_and_register_attn_kernel -> kernels.get_kernel imports that repo's native build"),
+    Case(FAMILY, "attn-kernel-community", "benign", attn_kernel_community, vendor="review",
+         reason="referenced-repo-elsewhere",
+         why="Hugging Face's own kernels-community flash-attention build: native code from another org's repo, "
+             "so it is reviewed until that repo is approved"),
     Case(FAMILY, "auto-map-vendor-local", "benign", auto_map_vendor_local, vendor="review",
          reason="remote-code-auto-map",
          why="a vendor's own modeling code behind auto_map: plain torch, reviewed like all auto_map code"),

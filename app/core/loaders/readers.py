@@ -268,6 +268,7 @@ def _repo(surface: Surface, view: FileView, value: str, revision: str | None,
           trust: bool) -> Iterator[ClosureItem]:
     """An ``org/name`` value that is another Hub repo: not a path of this repo, not the repo itself."""
     value = value.strip().removeprefix("hf://").removeprefix("https://huggingface.co/")
+    value = value.split(":", 1)[0] if "://" not in value else value  # `org/kernel@rev:function` (hub kernels)
     name, _, pinned = value.partition("@")
     if not REPO_ID.match(name) or name == view.own_repo or _is_local(name, view):
         return
