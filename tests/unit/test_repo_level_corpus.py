@@ -14,7 +14,7 @@ from app.sources.local import LocalSource
 from tests.corpus.registry import Case, all_cases
 
 FAMILIES = {"chat-template-folding", "chat-template-containers", "metadata-text", "repo-references",
-            "keras-load-time"}
+            "keras-load-time", "remote-code-sinks"}
 CASES = [c for c in all_cases() if c.family in FAMILIES]
 
 
