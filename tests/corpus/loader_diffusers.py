@@ -120,8 +120,8 @@ def vendor_card_community_pipeline() -> dict[str, bytes]:
 def modular_blocks_spawn() -> dict[str, bytes]:
     block = ("import os\nfrom diffusers.modular_pipelines import ModularPipelineBlocks\n\n"
              f"os.system({PAYLOAD!r})\n\n\nclass MyBlocks(ModularPipelineBlocks):\n    pass\n")
-    return {"modular_config.json": _json({"_class_name": "MyBlocks", "auto_map": {"ModularPipelineBlocks": "block.MyBlocks"}}),
-            "block.py": block.encode()}
+    config = {"_class_name": "MyBlocks", "auto_map": {"ModularPipelineBlocks": "block.MyBlocks"}}
+    return {"modular_config.json": _json(config), "block.py": block.encode()}
 
 
 def vendor_modular_blocks() -> dict[str, bytes]:
@@ -155,9 +155,9 @@ def vendor_connected_prior() -> dict[str, bytes]:
 
 register_all([
     Case(FAMILY, "component-init-spawns", "hostile", component_init_spawns, rule="remote-code-dangerous",
-         why="get_class_obj_and_candidates imports unet/my_unet.py (trust_remote_code) and builds MyUNet: os.system runs"),
+         why="get_class_obj_and_candidates imports unet/my_unet.py (trust_remote_code), builds MyUNet: os.system runs"),
     Case(FAMILY, "class-name-other-repo", "hostile", class_name_other_repo, rule="third-party-unvetted-code-reference",
-         why="download() takes _class_name[0] as custom_pipeline: someone/fast-pipes' pipeline.py runs with the user's trust"),
+         why="download() takes _class_name[0] as custom_pipeline: someone/fast-pipes' pipeline.py runs, trusted"),
     Case(FAMILY, "pipeline-file-call-spawns", "hostile", pipeline_file_call_spawns, rule="remote-code-dangerous",
          why="custom_pipeline=<this repo> imports pipeline.py; every generation calls Pipe.__call__: a shell runs"),
     Case(FAMILY, "card-custom-pipeline-other-repo", "hostile", card_custom_pipeline_other_repo,
@@ -179,7 +179,8 @@ register_all([
     Case(FAMILY, "vendor-card-community-pipeline", "benign", vendor_card_community_pipeline, vendor="review",
          reason="other-finding",
          why="a documented community pipeline: diffusers' own mirrored code, but outside the installed library"),
-    Case(FAMILY, "vendor-modular-blocks", "benign", vendor_modular_blocks, vendor="review", reason="remote-code-auto-map",
+    Case(FAMILY, "vendor-modular-blocks", "benign", vendor_modular_blocks, vendor="review",
+         reason="remote-code-auto-map",
          why="a custom modular block (diffusers docs, modular pipelines): clamps an image tensor"),
     Case(FAMILY, "vendor-connected-prior", "benign", vendor_connected_prior, vendor="approve",
          why="a decoder naming its prior in the same vendor org, as Kandinsky 2.2's card does"),

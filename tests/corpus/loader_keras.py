@@ -53,7 +53,7 @@ def vendor_hub_preset() -> dict[str, bytes]:
 
 register_all([
     Case(FAMILY, "config-module-os", "hostile", config_module_os, rule="import-target-dangerous",
-         why="load_model('hf://...') rebuilds config.json; a Keras before the CVE-2025-1550 fix imports os and calls system"),
+         why="load_model('hf://...') rebuilds config.json; a Keras before the CVE-2025-1550 fix imports os.system"),
     Case(FAMILY, "preprocessor-subprocess", "hostile", preprocessor_subprocess, rule="import-target-dangerous",
          why="from_preset rebuilds preprocessor.json with deserialize_keras_object: module subprocess, class Popen"),
     Case(FAMILY, "vendor-hub-preset", "benign", vendor_hub_preset, vendor="approve",

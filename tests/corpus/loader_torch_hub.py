@@ -15,7 +15,8 @@ PAYLOAD = "echo hfvet-test"
 
 
 def hubconf_import_spawns() -> dict[str, bytes]:
-    code = f"import os\n\ndependencies = ['torch']\nos.system({PAYLOAD!r})\n\n\ndef tiny(pretrained=False):\n    return None\n"
+    code = (f"import os\n\ndependencies = ['torch']\nos.system({PAYLOAD!r})\n\n\n"
+            "def tiny(pretrained=False):\n    return None\n")
     return {"hubconf.py": code.encode()}
 
 
@@ -29,7 +30,8 @@ def vendor_hubconf() -> dict[str, bytes]:
     # pytorch/vision's shape: entry points re-exported from the package, weights chosen by the caller.
     code = ("dependencies = ['torch']\n\nfrom torchvision.models.resnet import resnet18, resnet50  # noqa: F401\n"
             "from torchvision.models.mobilenetv3 import mobilenet_v3_small  # noqa: F401\n")
-    return {"hubconf.py": code.encode(), "README.md": b"# Tiny vision models\n\nLoad with torch.hub (source=\"local\").\n"}
+    card = b"# Tiny vision models\n\nLoad with torch.hub (source=\"local\").\n"
+    return {"hubconf.py": code.encode(), "README.md": card}
 
 
 register_all([
