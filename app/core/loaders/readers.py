@@ -7,6 +7,7 @@ ships) yield no item.
 
 from __future__ import annotations
 
+import ast
 import json
 import posixpath
 import re
@@ -20,7 +21,7 @@ import yaml
 from app.core.loaders.class_ref import parse_ref
 from app.core.loaders.closure import ClosureItem
 from app.core.loaders.fields import values_at
-from app.core.loaders.schema import Form, Read, Surface
+from app.core.loaders.schema import Form, Gate, Read, Surface
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?$")
@@ -102,6 +103,9 @@ def _read_calls(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
     for field in surface.fields:
         name, _, keyword = field.partition("(")
         keyword = keyword.rstrip(")")
+        if keyword and surface.form is not Form.REPO_ID:
+            yield from _keyword_values(surface, view, field, name, keyword)
+            continue
         pick = re.compile(rf"\b{re.escape(keyword)}\s*=\s*{_QUOTED_REPO}") if keyword else None
         for match in re.finditer(rf"(?<![\w]){re.escape(name)}\s*\(", view.text):
             args = _call_args(view.text, match.end())
@@ -139,10 +143,36 @@ def _read_json_holder(surface: Surface, view: FileView) -> Iterator[ClosureItem]
                 yield from FORMS[surface.form](surface, view, at, holder)
 
 
+def _keyword_values(surface: Surface, view: FileView, field: str, name: str,
+                    keyword: str) -> Iterator[ClosureItem]:
+    """``name(..., keyword="value")``: the quoted value, read as the surface's form says."""
+    pick = re.compile(rf"""\b{re.escape(keyword)}\s*=\s*["']([^"'\n]{{1,200}})["']""")
+    for match in re.finditer(rf"(?<![\w]){re.escape(name)}\s*\(", view.text):
+        value = pick.search(_call_args(view.text, match.end()))
+        if value:
+            yield from FORMS[surface.form](surface, view, field, value.group(1))
+
+
+_FRONT_MATTER = re.compile(r"\A\ufeff?\s*---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def _read_front_matter(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """A card's metadata block, as huggingface_hub's ModelCard parses it (``---`` ... ``---`` at the top)."""
+    block = _FRONT_MATTER.match(view.text)
+    if block is None:
+        return
+    try:
+        data = yaml.safe_load(block.group(1))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return
+    yield from _read_fields(surface, view, data)
+
+
 READERS: dict[Read, Reader] = {
     Read.FILE: _read_file, Read.JSON: _read_json, Read.YAML: _read_yaml, Read.FLAGS: _read_flags,
     Read.CALLS: _read_calls, Read.PTH: _read_pth, Read.ENTRY_POINTS: _read_entry_points,
     Read.JSON_HOLDER: _read_json_holder,
+    Read.FRONT_MATTER: _read_front_matter,
 }
 
 
@@ -174,20 +204,107 @@ def _repo_id(surface: Surface, view: FileView, where: str, value: Any) -> Iterat
 
 
 def _diffusers_component(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
-    """``"unet": ["my_unet", "MyUNet"]``: a library the runtime knows, else a module file in the repo."""
+    """``"unet": ["my_unet", "MyUNet"]``: diffusers imports ``unet/my_unet.py`` when the component's folder has
+    it. Any other library name it takes only from the libraries it loads from or from modules the process
+    already imported, never by importing a name the repo gives (diffusers 0.42.1 ``_get_library_or_raise``)."""
     if where.startswith("_") or not isinstance(value, list) or len(value) != 2:
         return
     library, cls = value
     if not isinstance(library, str) or not isinstance(cls, str) or library in surface.known:
         return
-    folder = posixpath.join(posixpath.dirname(view.path), where)
-    candidates = [posixpath.normpath(posixpath.join(folder, library + ".py")),
-                  posixpath.normpath(posixpath.join(posixpath.dirname(view.path), library + ".py"))]
-    target = next((c for c in candidates if c in view.present), None)
-    if target is not None:
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(view.path), where, library + ".py"))
+    if target in view.present:
         yield _item(surface, view, target, runs=(f"{cls}.*",))
-    elif library.split(".")[0] not in surface.known:
-        yield _item(surface, view, library, local=False, runs=(cls,))
+
+
+COMMUNITY_MIRROR = "diffusers/community-pipelines-mirror"  # a dataset: not a model repo the gate can vet
+_COMMUNITY_NAME = re.compile(r"^[A-Za-z_][\w-]{0,95}$")
+
+
+def _diffusers_pipeline(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """A custom pipeline (``_class_name: [module, Class]``, ``custom_pipeline=...``), as diffusers resolves it:
+    ``module.py`` beside the config, else another repo's ``pipeline.py``, else a community pipeline that
+    diffusers fetches from its mirror with no trust_remote_code (``get_cached_module_file``)."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        module, cls = value[0].strip(), value[1]
+    elif isinstance(value, str) and not where.startswith("_"):
+        module, cls = value.strip(), ""
+    else:
+        return  # `_class_name` as a string is a diffusers class
+    runs = (f"{cls}.*",) if cls else ("*.__init__", "*.__call__")
+    local = posixpath.normpath(posixpath.join(posixpath.dirname(view.path), module.removesuffix(".py") + ".py"))
+    if local in view.present:
+        yield _item(surface, view, local, runs=runs)
+    elif REPO_ID.match(module):
+        yield from _repo(surface, view, module, None, True)
+    elif _COMMUNITY_NAME.match(module):
+        item = _item(surface, view, f"{COMMUNITY_MIRROR}:{module}.py", local=False, runs=runs)
+        yield replace(item, gate=Gate.ALWAYS)
+
+
+def _py_expression(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """A string the runtime ``eval()``s: each call in it, unless it is the documented ``[torch.]nn.Class(literals)``."""
+    if not isinstance(value, str):
+        return
+    if len(value) > MAX_CALL_ARGS:
+        yield _item(surface, view, "<expression too long to read>", local=False)  # eval() reads it all
+        return
+    try:
+        tree = ast.parse(value.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and not _is_nn_call(node):
+            yield _item(surface, view, _callee(node.func), local=False)
+
+
+def _is_nn_call(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Call) or _callee(node.func).rpartition(".")[0] not in ("nn", "torch.nn"):
+        return False
+    return all(isinstance(arg, ast.Constant) for arg in [*node.args, *(k.value for k in node.keywords)])
+
+
+def _callee(func: ast.expr) -> str:
+    """``os.system`` for ``os.system``, ``__import__("os").system`` and ``builtins.exec`` for ``exec``."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id if parts else f"builtins.{func.id}")
+    elif (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "__import__"
+          and func.args and isinstance(func.args[0], ast.Constant) and isinstance(func.args[0].value, str)):
+        parts.append(func.args[0].value)
+    else:
+        parts.append("<expression>")
+    return ".".join(reversed(parts))
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _ultralytics_layer(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """A model-YAML layer: ``nn.X`` (torch.nn), ``torchvision.ops.X``, else any name in ``ultralytics.nn.tasks``'
+    globals, called with the YAML's arguments (``parse_model``); only the layer classes are ``known``."""
+    if not isinstance(value, str) or value in surface.known or not _IDENTIFIER.match(value):
+        return  # `nn.`/`torchvision.ops.` names and anything not an identifier are not looked up in the globals
+    yield _item(surface, view, f"ultralytics.nn.tasks.{value}", local=False)
+
+
+def _keras_object(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
+    """A serialized Keras object: ``module`` + ``class_name`` (a function's name is its ``config``)."""
+    if not isinstance(value, dict):
+        return
+    module, name = value.get("module"), value.get("class_name")
+    if name == "function":
+        name = value.get("config")
+        if module == "builtins":
+            return  # deserialize_keras_object looks builtin function names up in Keras' own modules
+    if not isinstance(module, str) or not isinstance(name, str) or module.split(".")[0] in surface.known:
+        return
+    target = f"{module}.{name}"
+    if _DOTTED.match(target):
+        yield _item(surface, view, target, local=False)
 
 
 def _dotted_form(surface: Surface, view: FileView, where: str, value: Any) -> Iterator[ClosureItem]:
@@ -259,6 +376,8 @@ FORMS: dict[Form, Interpreter] = {
     Form.CLASS_REF: _class_ref, Form.REPO_ID: _repo_id, Form.DIFFUSERS_COMPONENT: _diffusers_component,
     Form.DOTTED: _dotted_form, Form.MODULE_PATH: _package, Form.PACKAGE: _package, Form.SELF: _self,
     Form.AUTO_MAP_HOME: _auto_map_home, Form.ST_MODULE: _st_module, Form.REPO_FILE: _repo_file,
+    Form.DIFFUSERS_PIPELINE: _diffusers_pipeline, Form.PY_EXPRESSION: _py_expression,
+    Form.ULTRALYTICS_LAYER: _ultralytics_layer, Form.KERAS_OBJECT: _keras_object,
 }
 
 

@@ -38,6 +38,7 @@ class Read(StrEnum):
     PTH = "pth"  # ``.pth`` lines that ``site`` executes (those starting with ``import``)
     ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
     JSON_HOLDER = "json-holder"  # the JSON objects that hold a value at ``fields`` (each config with an ``auto_map``)
+    FRONT_MATTER = "front-matter"  # values at ``fields`` of a card's YAML front matter (``---`` block)
 
 
 class Form(StrEnum):
@@ -45,7 +46,11 @@ class Form(StrEnum):
 
     CLASS_REF = "class-ref"  # ``module.Class`` here, or ``org/name--module.Class`` in another repo
     REPO_ID = "repo-id"  # ``org/name`` on the Hub (a local path or a bare name is not a repo)
-    DIFFUSERS_COMPONENT = "diffusers-component"  # ``[library, ClassName]``: a library, or a module here
+    DIFFUSERS_COMPONENT = "diffusers-component"  # ``[library, ClassName]``: a library, or ``<name>/<library>.py`` here
+    DIFFUSERS_PIPELINE = "diffusers-pipeline"  # ``[module, Class]`` or a name: a module here, a repo, a community name
+    PY_EXPRESSION = "py-expression"  # a Python expression the runtime eval()s (ultralytics ``activation``)
+    ULTRALYTICS_LAYER = "ultralytics-layer"  # a layer name looked up in ``ultralytics.nn.tasks`` and called
+    KERAS_OBJECT = "keras-object"  # ``{"module": m, "class_name": c}``: ``m.c`` deserialize_keras_object resolves
     MODULE_PATH = "module-path"  # a folder or module path inside the repo
     DOTTED = "dotted"  # ``package.module.Callable`` (Hydra ``_target_``), imported as named
     PACKAGE = "package"  # an installable requirement
