@@ -1055,7 +1055,8 @@ BENIGN_CASES = [
                                      "trust_remote_code=True)\n```", front="library_name: diffusers")},
         weights="unet/diffusion_pytorch_model.safetensors"),
             f"A diffusers custom component doing plain torch convolutions: {DIFFUSERS} "
-            "_get_custom_components_and_folders."),
+            "_get_custom_components_and_folders.", vendor="review",
+            reason="remote-code-auto-map"),
     _benign("diffusers-standard-pipeline", repo({
         "model_index.json": SD_INDEX, "unet/config.json": {"_class_name": "UNet2DConditionModel"},
         "vae/config.json": {"_class_name": "AutoencoderKL"}, "scheduler/scheduler_config.json": {
@@ -1089,7 +1090,8 @@ vllm serve nvidia/Heldout-LM --trust-remote-code
     _benign("hubconf-builds-model", repo({"hubconf.py": HUBCONF_PLAIN, "README.md": card(
         "Tiny", "```python\ntorch.hub.load('path/to/snapshot', 'tiny', source='local', pretrained=True)\n```",
         front="library_name: pytorch")}),
-            f"{HUB_LOAD}: the entrypoint builds a Linear and loads the repo's safetensors."),
+            f"{HUB_LOAD}: the entrypoint builds a Linear and loads the repo's safetensors.", vendor="review",
+            reason="remote-code-auto-map"),
     _benign("nemo-hydra-nemo-targets", repo({"model_config.yaml": NEMO_PLAIN_YAML, "README.md": card(
         "Conformer CTC", "```python\nASRModel.from_pretrained('nvidia/stt_en_conformer_ctc_small')\n```",
         front="library_name: nemo")}),

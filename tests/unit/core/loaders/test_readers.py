@@ -87,13 +87,15 @@ def test_class_refs_resolve_locally_or_to_another_repo_with_its_revision() -> No
     assert found == {("m.py", None, None, True), ("o/r@v2--t.T", "o/r", "v2", False)}
 
 
-def test_diffusers_components_name_repo_modules_unless_a_known_library() -> None:
+def test_diffusers_components_are_modules_in_their_own_folder_never_an_unknown_library() -> None:
     s = surface(Read.JSON, Form.DIFFUSERS_COMPONENT, Kind.CODE, fields=("*",), known=("diffusers", "transformers"))
     text = ('{"_class_name": "StableDiffusionPipeline", "unet": ["my_unet", "MyUNet"], '
             '"vae": ["diffusers", "AutoencoderKL"], "tokenizer": ["transformers", "CLIPTokenizer"], '
-            '"feature_extractor": [null, null], "scheduler": ["evil_lib", "S"]}')
-    found = {(i.target, i.local, i.runs) for i in items(s, "model_index.json", text, ("unet/my_unet.py",))}
-    assert found == {("unet/my_unet.py", True, ("MyUNet.*",)), ("evil_lib", False, ("S",))}
+            '"feature_extractor": [null, null], "scheduler": ["evil_lib", "S"], "text_encoder": ["root_mod", "T"]}')
+    present = ("unet/my_unet.py", "root_mod.py")
+    found = {(i.target, i.local, i.runs) for i in items(s, "model_index.json", text, present)}
+    # diffusers 0.42.1: `<component>/<library>.py` only; a library it does not ship is never imported by name.
+    assert found == {("unet/my_unet.py", True, ("MyUNet.*",))}
 
 
 def test_dotted_targets_are_repo_modules_libraries_or_unlisted() -> None:
