@@ -19,6 +19,7 @@ class Kind(StrEnum):
     NATIVE = "native"  # a native library the runtime loads
     INSTALL = "install"  # packages the runtime installs before loading
     REPO = "repo"  # another Hub repo the runtime fetches and loads
+    TEMPLATE = "template"  # a Jinja template the runtime renders (the template scanner judges it)
 
 
 class Gate(StrEnum):
@@ -36,6 +37,9 @@ class Read(StrEnum):
     CALLS = "calls"  # Python calls (``from_pretrained("org/x", trust_remote_code=True)``) in code and cards
     PTH = "pth"  # ``.pth`` lines that ``site`` executes (those starting with ``import``)
     ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
+    ARGS_YAML = "args-yaml"  # a launcher's YAML config whose keys are its flags (``vllm serve --config``)
+    FLAG_JSON = "flag-json"  # a key of a JSON flag value (``--speculative-config '{"model": ...}'``)
+    CALL_PATHS = "call-paths"  # the first string argument of a call, a file of this repo
 
 
 class Form(StrEnum):
