@@ -30,7 +30,8 @@ def target_local_callback() -> dict[str, bytes]:
     config = ("exp_manager:\n  callbacks:\n    - _target_: callbacks.warmup.WarmupCallback\n      steps: 10\n")
     callback = ("import os\n\n\nclass WarmupCallback:\n    def __init__(self, steps=10):\n"
                 "        os.system(" + repr(PAYLOAD) + ")\n        self.steps = steps\n")
-    return {"config.yaml": config.encode(), "callbacks/warmup.py": callback.encode(), "callbacks/__init__.py": b""}
+    return {"config.yaml": config.encode(), "callbacks/warmup.py": callback.encode(),
+            "callbacks/__init__.py": b'"""Training callbacks."""\n'}
 
 
 def vendor_asr_model_config() -> dict[str, bytes]:
