@@ -168,11 +168,58 @@ def _read_front_matter(surface: Surface, view: FileView) -> Iterator[ClosureItem
     yield from _read_fields(surface, view, data)
 
 
+_TRUST_KEYS = ("trust-remote-code", "trust_remote_code")
+
+
+def _read_args_yaml(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """A launcher config whose top-level keys are its flags: ``trust-remote-code: true`` in the same file
+    is what sends the user's trust with the repos it names."""
+    try:
+        data = yaml.safe_load(view.text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return
+    if not isinstance(data, dict):
+        return
+    trust = surface.carries_trust and any(data.get(key) is True for key in _TRUST_KEYS)
+    for field in surface.fields:
+        for _where, value in values_at(data, field):
+            if isinstance(value, str):
+                yield from _repo(surface, view, value, None, trust)
+
+
+def _read_flag_json(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """``--flag '{"key": "org/x"}'`` (a field ``--flag:key``), or a keyword ``name={"key": ...}`` in code
+    (a field ``name:key``, read over the whole file, as a call spans lines)."""
+    for field in surface.fields:
+        flag, _, path = field.partition(":")
+        units = list(_commands(view.text)) if flag.startswith("-") else [view.text]
+        joiner = r"(?:=|\s+)[\"']?" if flag.startswith("-") else r"\s*=\s*"
+        for unit in units:
+            trust = surface.carries_trust and bool(_TRUST_FLAG.search(unit) or _TRUST_KW.search(unit))
+            for match in re.finditer(rf"(?:^|[\s`$(,]){re.escape(flag)}{joiner}(?=\{{)", unit):
+                for _where, value in values_at(_literal(unit, match.end()), path):
+                    if isinstance(value, str):
+                        yield from _repo(surface, view, value, None, trust)
+
+
+def _read_call_paths(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    """``name("libops.so")``: the file of this repo the call loads (a path it does not ship names nothing)."""
+    for name in surface.fields:
+        for match in re.finditer(rf"(?<![\w]){re.escape(name)}\s*\(\s*[rb]?[\"']([^\"'\n]{{1,300}})[\"']", view.text):
+            here = posixpath.dirname(view.path)
+            raw = match.group(1).strip()
+            for path in dict.fromkeys([posixpath.normpath(posixpath.join(here, raw)), posixpath.normpath(raw)]):
+                if path in view.present:
+                    yield _item(surface, view, path)
+                    break
+
+
 READERS: dict[Read, Reader] = {
     Read.FILE: _read_file, Read.JSON: _read_json, Read.YAML: _read_yaml, Read.FLAGS: _read_flags,
     Read.CALLS: _read_calls, Read.PTH: _read_pth, Read.ENTRY_POINTS: _read_entry_points,
     Read.JSON_HOLDER: _read_json_holder,
     Read.FRONT_MATTER: _read_front_matter,
+    Read.ARGS_YAML: _read_args_yaml, Read.FLAG_JSON: _read_flag_json, Read.CALL_PATHS: _read_call_paths,
 }
 
 
@@ -322,8 +369,13 @@ def _dotted(surface: Surface, view: FileView, where: str, value: str) -> Iterato
         if path in view.present:
             yield _item(surface, view, path, runs=(attr or "*",))
             return
-    if value.split(".")[0].split(":")[0] not in surface.known:
+    if not _is_known(value.replace(":", "."), surface.known):
         yield _item(surface, view, value, local=False)
+
+
+def _is_known(dotted: str, known: tuple[str, ...]) -> bool:
+    """A library the runtime names: ``torch`` or a narrower prefix such as ``torch.optim``."""
+    return any(dotted == k or dotted.startswith(k + ".") for k in known)
 
 
 def _module_files(config_path: str, module: str) -> list[str]:
@@ -427,6 +479,35 @@ def _commands(text: str) -> Iterator[str]:
         pending = ""
     if pending:
         yield pending
+
+
+def _literal(text: str, start: int) -> Any:
+    """The JSON (or Python literal) object that opens at ``start``, braces balanced, bounded; None if unreadable.
+    ``ast.literal_eval`` only builds literals: it never runs code."""
+    depth, end, quote = 0, start, ""
+    limit = min(len(text), start + MAX_CALL_ARGS)
+    while end < limit:
+        char = text[end]
+        if quote:
+            quote = "" if char == quote and text[end - 1] != "\\" else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "{}":
+            depth += 1 if char == "{" else -1
+            if depth == 0:
+                break
+        end += 1
+    if depth != 0:
+        return None
+    raw = text[start:end + 1]
+    try:
+        return json.loads(raw)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return None
 
 
 def _call_args(text: str, start: int) -> str:

@@ -20,6 +20,7 @@ class Kind(StrEnum):
     INSTALL = "install"  # packages the runtime installs before loading
     REPO = "repo"  # another Hub repo the runtime fetches and loads
     DATA = "data"  # a file of the repo the runtime deserializes (weights): the format scanners judge it
+    TEMPLATE = "template"  # a Jinja template the runtime renders (the template scanner judges it)
 
 
 class Gate(StrEnum):
@@ -39,6 +40,9 @@ class Read(StrEnum):
     ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
     JSON_HOLDER = "json-holder"  # the JSON objects that hold a value at ``fields`` (each config with an ``auto_map``)
     FRONT_MATTER = "front-matter"  # values at ``fields`` of a card's YAML front matter (``---`` block)
+    ARGS_YAML = "args-yaml"  # a launcher's YAML config whose keys are its flags (``vllm serve --config``)
+    FLAG_JSON = "flag-json"  # a key of a JSON flag value (``--speculative-config '{"model": ...}'``)
+    CALL_PATHS = "call-paths"  # the first string argument of a call, a file of this repo
 
 
 class Form(StrEnum):
