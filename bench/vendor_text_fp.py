@@ -44,8 +44,9 @@ HUB_ORG = {"QwenLM": "Qwen", "google-deepmind": "google", "MoonshotAI": "moonsho
            "NVIDIA": "nvidia", "UKPLab": "sentence-transformers", "OpenGVLab": "OpenGVLab"}
 LOADER_RULES = ("repo-reference", "runtime-code", "runtime-code-missing", "startup-hook", "import-target-dangerous",
                 "import-target-unlisted", "runtime-install")
-LOADER_POLICY_RULES = ("remote-code-auto-map", "referenced-repo-elsewhere", "third-party-unvetted-code-reference",
-                       "dangerous-capability", "third-party-dangerous-capability", "critical-finding")
+# Policy rules whose firing the loader model causes (`remote-code-auto-map` also reads transformers' auto-map
+# finding; a start-up hook or dangerous import target shows in the loader findings themselves).
+LOADER_POLICY_RULES = ("remote-code-auto-map", "referenced-repo-elsewhere", "third-party-unvetted-code-reference")
 MODEL_PY = ("handler.py", "pipeline.py", "hubconf.py", "sitecustomize.py", "usercustomize.py", "modeling_*.py",
             "configuration_*.py", "tokenization_*.py", "processing_*.py", "image_processing_*.py",
             "feature_extraction_*.py", "video_processing_*.py", "generate.py")
