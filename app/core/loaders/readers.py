@@ -89,13 +89,30 @@ def _read_fields(surface: Surface, view: FileView, data: Any) -> Iterator[Closur
 
 def _read_flags(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
     """``--flag VALUE`` / ``--flag=VALUE``; a field not starting with ``-`` is a command whose first
-    argument is the value (``vllm serve org/name``)."""
+    argument is the value (``vllm serve org/name``); ``command --flag`` takes the flag only after that
+    command on the same command line (``--model`` is every CLI's flag, not only the runtime's)."""
     for command in _commands(view.text):
         trust = surface.carries_trust and bool(_TRUST_FLAG.search(command))
-        for flag in surface.fields:
+        for field in surface.fields:
+            scope, flag = _scoped_flag(field)
+            at = _after_command(scope, command) if scope else 0
+            if at is None:
+                continue
             joiner = r"(?:=|\s+)" if flag.startswith("-") else r"\s+"
-            for match in re.finditer(rf"(?:^|[\s`$(]){re.escape(flag)}{joiner}[\"']?([^\s\"'\\`]+)", command):
+            for match in re.finditer(rf"(?:^|[\s`$(]){re.escape(flag)}{joiner}[\"']?([^\s\"'\\`]+)", command[at:]):
                 yield from _repo(surface, view, match.group(1), None, trust)
+
+
+def _scoped_flag(field: str) -> tuple[str, str]:
+    """``"vllm serve --model"`` -> (``vllm serve``, ``--model``); a bare flag or command has no scope."""
+    scope, sep, option = field.partition(" -")
+    return (scope.strip(), "-" + option) if sep and scope.strip() else ("", field)
+
+
+def _after_command(scope: str, command: str) -> int | None:
+    """Where ``scope`` (a command: ``vllm serve``, ``sglang.launch_server``) ends in the line, or None."""
+    found = re.search(rf"(?:^|[\s`$(/]){re.escape(scope)}(?![\w.-])", command)
+    return found.end() if found else None
 
 
 def _read_calls(surface: Surface, view: FileView) -> Iterator[ClosureItem]:

@@ -34,7 +34,7 @@ class Read(StrEnum):
     FILE = "file"  # the matched file itself is the item
     JSON = "json"  # values at ``fields`` of a JSON file
     YAML = "yaml"  # values at ``fields`` of a YAML file (safe_load)
-    FLAGS = "flags"  # command-line flags (``--tokenizer X``) in cards, scripts, launcher configs
+    FLAGS = "flags"  # command-line flags (``--tokenizer X``; ``vllm serve --model``: only after that command)
     CALLS = "calls"  # Python calls (``from_pretrained("org/x", trust_remote_code=True)``) in code and cards
     PTH = "pth"  # ``.pth`` lines that ``site`` executes (those starting with ``import``)
     ENTRY_POINTS = "entry-points"  # package entry points in pyproject.toml / setup.cfg / setup.py
