@@ -8,6 +8,9 @@ ALLOWED_TARGET_PREFIXES for model configs; plain Hydra and older releases call a
 
 from __future__ import annotations
 
+import io
+import tarfile
+
 from tests.corpus.registry import Case, register_all
 
 FAMILY = "loader-nemo"
@@ -49,6 +52,29 @@ def vendor_asr_model_config() -> dict[str, bytes]:
     return {"model_config.yaml": config.encode()}
 
 
+def _nemo(config: str) -> bytes:
+    """A `.nemo` as NeMo writes it (SaveRestoreConnector._make_nemo_file_from_folder: an uncompressed tar)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in (("./model_config.yaml", config.encode()), ("./tokenizer/vocab.txt", b"a\nb\n")):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def archive_target_os_system() -> dict[str, bytes]:
+    config = "sample_rate: 16000\npreprocessor:\n  _target_: os.system\n  _args_: [\"" + PAYLOAD + "\"]\n"
+    return {"model.nemo": _nemo(config)}
+
+
+def vendor_archive_asr() -> dict[str, bytes]:
+    config = ("sample_rate: 16000\npreprocessor:\n"
+              "  _target_: nemo.collections.asr.modules.AudioToMelSpectrogramPreprocessor\n  features: 80\n"
+              "encoder:\n  _target_: nemo.collections.asr.modules.ConformerEncoder\n  feat_in: 80\n")
+    return {"parakeet-ctc.nemo": _nemo(config)}
+
+
 register_all([
     Case(FAMILY, "target-os-system", "hostile", target_os_system, rule="import-target-dangerous",
          why="instantiate imports os and calls system(*_args_): a shell runs (hydra < 1.3.8 has no blocklist)"),
@@ -56,6 +82,10 @@ register_all([
          why="_partial_ defers the call, but the trainer calls each callback: subprocess.run still runs"),
     Case(FAMILY, "target-local-callback", "hostile", target_local_callback, rule="remote-code-dangerous",
          why="_locate imports callbacks/warmup.py from the repo on sys.path and builds WarmupCallback: os.system"),
+    Case(FAMILY, "archive-target-os-system", "hostile", archive_target_os_system, rule="import-target-dangerous",
+         why="restore_from untars model.nemo and instantiates model_config.yaml: _target_ os.system runs"),
+    Case(FAMILY, "vendor-archive-asr", "benign", vendor_archive_asr, vendor="approve",
+         why="a .nemo whose model_config.yaml targets only NeMo modules (the shape of nvidia's ASR checkpoints)"),
     Case(FAMILY, "vendor-asr-model-config", "benign", vendor_asr_model_config, vendor="approve",
          why="NeMo's FastConformer config: every _target_ in NeMo's own allowlist (nemo.collections, lightning)"),
 ])

@@ -92,6 +92,8 @@ class Surface(BaseModel):
     form: Form = Form.SELF
     kind: Kind
     gate: Gate
+    members: tuple[str, ...] = Field(default=(), description="Members of a plain tar matched by `files` (a "
+                                     "`.nemo`) that the runtime extracts; `read` applies to each (fnmatch).")
     known: tuple[str, ...] = Field(default=(), description="Values naming libraries the runtime imports as "
                                    "installed (`diffusers`, `transformers`): not code of the repo.")
     carries_trust: bool = Field(False, description="A repo it names is loaded with the user's trust_remote_code.")

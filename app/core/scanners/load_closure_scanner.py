@@ -9,14 +9,17 @@ load-time code by the remote-code scanner.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
+from app.core.loaders.archive import member_texts
 from app.core.loaders.closure import CLOSURE_RULE, ClosureItem, surfaces_for
 from app.core.loaders.loader_map import items_for_file, loader_map, map_version
-from app.core.loaders.schema import Gate, Kind, Read
+from app.core.loaders.readers import FileView, read_surface
+from app.core.loaders.schema import Gate, Kind, Read, Surface
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.repo_refs import REFERENCE_RULE, RepoReference
@@ -58,9 +61,9 @@ class LoadClosureScanner:
     )
 
     def handles(self, file: ManifestFile) -> bool:
-        # A surface that reads content reads text; `model.pth` weights are not a site .pth file.
-        return any(s.read is Read.FILE or file.format == Format.TEXT for s in surfaces_for(loader_map().surfaces,
-                                                                                           file.path))
+        # A surface that reads content reads text (or a tar's text members); `model.pth` weights are not
+        # a site .pth file.
+        return any(_reads(s, file.format) for s in surfaces_for(loader_map().surfaces, file.path))
 
     def version(self) -> str:
         return f"1 (loader map {map_version()})"
@@ -69,6 +72,9 @@ class LoadClosureScanner:
         path = ctx.file.path
         sink = FindingSink(path, self.name)
         surfaces = surfaces_for(loader_map().surfaces, path)
+        if ctx.file.format == Format.TAR:
+            return self._scan_members(ctx, sink, [s for s in surfaces if s.members])
+        surfaces = [s for s in surfaces if not s.members]
         text = ""
         if ctx.file.format == Format.TEXT and any(s.read is not Read.FILE for s in surfaces):
             try:
@@ -83,6 +89,26 @@ class LoadClosureScanner:
         for item in items_for_file(path, text, present, ctx.identity.repo_id, surfaces):
             _report(sink, item, present)
         return ScanOutcome.scanned(self.name, path, sink.findings)
+
+
+    def _scan_members(self, ctx: ScanContext, sink: FindingSink, surfaces: list[Surface]) -> ScanOutcome:
+        """Configs a runtime extracts from the tar (NeMo's ``model_config.yaml``), read as their surface says."""
+        present = frozenset(f.path for f in ctx.all_files) or frozenset({ctx.file.path})
+        try:
+            for surface in surfaces:
+                for member, text in member_texts(ctx.blob, surface.members, ctx.limits.max_text_bytes):
+                    view = FileView(ctx.file.path, text, present, ctx.identity.repo_id)
+                    for item in read_surface(surface, view):
+                        _report(sink, replace(item, path=f"{ctx.file.path}!{member}"), present)
+        except SourceError as exc:
+            return ScanOutcome.failed(self.name, ctx.file.path, str(exc), sink.findings)
+        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+
+
+def _reads(surface: Surface, fmt: str) -> bool:
+    if surface.members:
+        return fmt == Format.TAR
+    return surface.read is Read.FILE or fmt == Format.TEXT
 
 
 def _report(sink: FindingSink, item: ClosureItem, present: frozenset[str]) -> None:
