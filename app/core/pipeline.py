@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from app.core.closure import closure_from
 from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
@@ -14,7 +15,6 @@ from app.core.formats.readings import Reading, Readings, readings_of
 from app.core.formats.side_files import side_file_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
-from app.core.loaders.closure import closure_from
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.closure import ClosureItem
 from app.core.findings import Finding
-from app.core.loaders.closure import ClosureItem
 from app.core.repo_refs import RepoReference
 from app.core.verdict import Decision, Verdict
 

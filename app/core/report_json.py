@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
-from app.core.loaders.closure import ClosureItem, parse_item
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict

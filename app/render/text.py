@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from app.core.closure import ClosureItem, by_runtime
 from app.core.findings import Finding, Severity
-from app.core.loaders.closure import ClosureItem, by_runtime
 from app.core.report import Report
 
 SEVERITY_STYLE = {

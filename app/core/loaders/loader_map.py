@@ -9,9 +9,10 @@ from importlib import resources
 
 import yaml
 
-from app.core.loaders.closure import ClosureItem, matches, unique
+from app.core.closure import ClosureItem, Kind, unique
+from app.core.loaders.closure import matches
 from app.core.loaders.readers import FileView, read_surface
-from app.core.loaders.schema import Kind, LoaderMap, Read, RuntimeFile, Surface
+from app.core.loaders.schema import LoaderMap, Read, RuntimeFile, Surface
 
 MAP_FOLDER = "map"
 

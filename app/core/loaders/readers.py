@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
+from app.core.closure import ClosureItem, Gate
 from app.core.loaders.class_ref import parse_ref
-from app.core.loaders.closure import ClosureItem
 from app.core.loaders.fields import values_at
-from app.core.loaders.schema import Form, Gate, Read, Surface
+from app.core.loaders.schema import Form, Read, Surface
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?$")

@@ -12,22 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Kind(StrEnum):
-    CODE = "code"  # a Python module the runtime imports and calls while loading
-    HOOK = "hook"  # code the interpreter runs on start-up once the folder is on its path
-    NATIVE = "native"  # a native library the runtime loads
-    INSTALL = "install"  # packages the runtime installs before loading
-    REPO = "repo"  # another Hub repo the runtime fetches and loads
-    DATA = "data"  # a file of the repo the runtime deserializes (weights): the format scanners judge it
-    TEMPLATE = "template"  # a Jinja template the runtime renders (the template scanner judges it)
-
-
-class Gate(StrEnum):
-    ALWAYS = "always"  # no opt-in: the runtime does it whenever it loads the repo
-    TRUST_REMOTE_CODE = "trust_remote_code"  # only with the user's trust_remote_code (or the runtime's equivalent)
-    OPT_IN = "opt-in"  # the user asks for it by name (a flag, a call) that the repo only suggests
-    INSTALL = "install"  # when the user or a launcher installs the repo as a package
+from app.core.closure import Gate, Kind
 
 
 class Read(StrEnum):

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.closure import closure_from
 from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
-from app.core.loaders.closure import closure_from
 from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
 from app.core.policy.identity import lookalike_of, tier_of

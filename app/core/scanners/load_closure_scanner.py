@@ -12,14 +12,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar
 
+from app.core.closure import CLOSURE_RULE, ClosureItem, Gate, Kind
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.loaders.archive import member_texts
-from app.core.loaders.closure import CLOSURE_RULE, ClosureItem, surfaces_for
+from app.core.loaders.closure import surfaces_for
 from app.core.loaders.loader_map import items_for_file, loader_map, map_version
 from app.core.loaders.readers import FileView, read_surface
-from app.core.loaders.schema import Gate, Kind, Read, Surface
+from app.core.loaders.schema import Read, Surface
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.repo_refs import REFERENCE_RULE, RepoReference

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from app.core.loaders.closure import ClosureItem
+from app.core.closure import ClosureItem, Gate
 from app.core.loaders.loader_map import items_for_file, loader_map
-from app.core.loaders.schema import Gate
 
 
 def _items(path: str, text: str, present: tuple[str, ...] = (), surface: str | None = None,

@@ -6,8 +6,9 @@ repo ids are the vendors' own public ones, and nothing here is loaded or run.
 
 from __future__ import annotations
 
+from app.core.closure import Gate, Kind
 from app.core.loaders.readers import FileView, read_surface
-from app.core.loaders.schema import Form, Gate, Kind, Read, Source, Surface
+from app.core.loaders.schema import Form, Read, Source, Surface
 
 SOURCE = Source(repo="example/runtime", file="loader.py", function="load", version="1.0")
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from app.core.loaders.closure import ClosureItem
+from app.core.closure import ClosureItem, Kind
 from app.core.loaders.loader_map import items_for_file, loader_map
-from app.core.loaders.schema import Kind
 
 
 def _items(path: str, value: object, present: tuple[str, ...] = (), own: str | None = None,

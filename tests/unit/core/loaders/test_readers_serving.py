@@ -3,9 +3,9 @@ prefixes, and forms that name what they run."""
 
 from __future__ import annotations
 
-from app.core.loaders.closure import ClosureItem
+from app.core.closure import ClosureItem, Gate, Kind
 from app.core.loaders.readers import FileView, read_surface
-from app.core.loaders.schema import Form, Gate, Kind, Read, Source, Surface
+from app.core.loaders.schema import Form, Read, Source, Surface
 
 SOURCE = Source(repo="r", file="f", function="fn", version="1")
 

@@ -3,9 +3,8 @@ the tier of its org."""
 
 from __future__ import annotations
 
+from app.core.closure import ClosureItem, Gate, Kind
 from app.core.findings import Severity
-from app.core.loaders.closure import ClosureItem
-from app.core.loaders.schema import Gate, Kind
 from app.core.policy.activation import build_activation
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import Tiers
