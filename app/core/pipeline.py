@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from app.core.closure import closure_from
+from app.core.closure import ClosureItem, closure_from
 from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
@@ -15,6 +15,7 @@ from app.core.formats.readings import Reading, Readings, readings_of
 from app.core.formats.side_files import side_file_format
 from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
+from app.core.loaders.loader_map import named_code
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
@@ -23,6 +24,7 @@ from app.core.repo_refs import references_from
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.scanners.peers.corroboration import SKIPPED_CLEAN, PeersMode, peer_decision
+from app.core.scanners.text_rules.text_lines import decode_text
 from app.core.verdict import Decision, interim_decision
 
 NAME = "pipeline"
@@ -80,12 +82,13 @@ def vet(
     manifest = cached.manifest()
 
     deadline = started + limits.max_vet_seconds
+    code = _named_code(cached, manifest, limits)
 
     def one(file: ManifestFile) -> FileResult:
         if time.monotonic() > deadline:
             result = _timed_out(file, limits.max_vet_seconds)
         else:
-            result = scan_file(cached, manifest, file, scanners, limits, memory, peers)
+            result = scan_file(cached, manifest, file, scanners, limits, memory, peers, code)
         result = FileResult(replace(result.report, bytes_read=cached.forget(file.path)), result.findings)
         if progress:
             progress(result.report, cached.bytes_read)
@@ -113,6 +116,16 @@ def vet(
     )
 
 
+def _named_code(source: Source, manifest: Manifest, limits: Limits) -> Mapping[str, tuple[ClosureItem, ...]]:
+    """Which repo files configs name as code a runtime imports (the loader map), read once, up front."""
+    def read(path: str) -> str | None:
+        try:
+            return decode_text(_read_other(source, manifest, path, limits))
+        except Exception:  # noqa: BLE001 - an unreadable config is its own scanners' finding
+            return None
+    return named_code([f.path for f in manifest.files], read, manifest.identity.repo_id)
+
+
 def _prepare(scanners: Sequence[Scanner]) -> None:
     """Let each scanner import what it needs once, in list order, on this thread before the scan threads
     start: an import raced by scan threads (modelscan's circular one) could fail in one run and not the next.
@@ -131,8 +144,9 @@ def scan_file(
     limits: Limits,
     memory: MemoryBudget | None = None,
     peers: PeersMode = "auto",
+    runtime_code: Mapping[str, tuple[ClosureItem, ...]] | None = None,
 ) -> FileResult:
-    result = _scan_file(source, manifest, file, scanners, limits, memory, peers)
+    result = _scan_file(source, manifest, file, scanners, limits, memory, peers, runtime_code)
     if file.link is None:
         return result
     note = Finding(file.path, NAME, RULE_SYMLINK, Severity.INFO, f"reached through a symlink: {file.link}")
@@ -147,6 +161,7 @@ def _scan_file(
     limits: Limits,
     memory: MemoryBudget | None,
     peers: PeersMode,
+    runtime_code: Mapping[str, tuple[ClosureItem, ...]] | None = None,
 ) -> FileResult:
     blob = SourceBlob(source, file.path, file.size)
     try:
@@ -160,7 +175,7 @@ def _scan_file(
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
     ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory,
-                      lambda path: _read_other(source, manifest, path, limits))
+                      lambda path: _read_other(source, manifest, path, limits), runtime_code)
     outcomes, engines = _run_scanners(ctx, [s for s in scanners if _handles(s, entry)], peers,
                                       1 + len(readings.extra))
     if not outcomes:

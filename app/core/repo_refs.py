@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
-
-from app.core.findings import Finding
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 REFERENCE_RULE = "repo-reference"
 
@@ -45,11 +44,42 @@ def parse_reference(path: str, evidence: str | None) -> RepoReference | None:
         return None
 
 
-def references_from(findings: Iterable[Finding]) -> tuple[RepoReference, ...]:
-    """One entry per (repo, revision, path, via, code), in finding order."""
-    seen: dict[RepoReference, None] = {}
+class _Named(Protocol):
+    """A finding as the report or the policy's facts hold it."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def scanner(self) -> str: ...
+
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def evidence(self) -> str | None: ...
+
+
+CLOSURE_SCANNER = "load-closure"
+
+
+def references_from(findings: Iterable[_Named]) -> tuple[RepoReference, ...]:
+    """One entry per (repo, revision, path, via), in finding order.
+
+    The load closure names again what the repo-references scanner found in the same file (PEFT's base
+    model, `auto_map` code elsewhere): such a reference joins the entries already there for that (repo,
+    revision, path), setting their `code` when it says loading the repo runs its code, instead of adding
+    one more `via` for the same fetch.
+    """
+    found: dict[tuple[str, str | None, str], dict[str, RepoReference]] = {}  # (repo, revision, path) -> via -> ref
     for finding in findings:
         ref = parse_reference(finding.path, finding.evidence) if finding.rule == REFERENCE_RULE else None
-        if ref is not None:
-            seen.setdefault(ref, None)
-    return tuple(seen)
+        if ref is None:
+            continue
+        same = found.setdefault((ref.repo, ref.revision, ref.path), {})
+        if finding.scanner == CLOSURE_SCANNER and same:
+            if ref.code:
+                same.update({via: replace(old, code=True) for via, old in same.items()})
+            continue
+        same.setdefault(ref.via, ref)
+    return tuple(ref for vias in found.values() for ref in vias.values())

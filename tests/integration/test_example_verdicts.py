@@ -89,4 +89,8 @@ def test_hostile_content_is_rejected_even_without_a_policy(repo_id: str, reports
 def test_lookalike_content_scans_like_the_vendor_copy(reports: dict[str, Report]) -> None:
     vendor = reports["nvidia/DeepSeek-V4-Flash-NVFP4"]
     copy = reports["nvldia/DeepSeek-V4-Flash-NVFP4"]
-    assert {(f.path, f.rule) for f in copy.findings} == {(f.path, f.rule) for f in vendor.findings}
+    # The copy's card serves nvidia/DeepSeek-V4-Flash-NVFP4 by name: another repo for the copy (a load-closure
+    # item), the repo itself for the vendor. Everything else is the same.
+    assert {(f.path, f.rule) for f in copy.findings} - {("README.md", "load-closure")} == {
+        (f.path, f.rule) for f in vendor.findings}
+    assert any(f.rule == "load-closure" and "nvidia/DeepSeek-V4-Flash-NVFP4" in f.message for f in copy.findings)

@@ -69,32 +69,24 @@ def closure_of(paths: Iterable[str], read_text: Callable[[str], str | None], own
     return list(unique(items))
 
 
-def runtime_code(path: str, paths: Iterable[str], read_text: Callable[[str], str | None],
-                 own_repo: str | None) -> list[ClosureItem]:
-    """The closure items that make a runtime import or run the repo file ``path`` (code and hooks).
+def file_code(path: str, paths: Iterable[str], own_repo: str | None) -> list[ClosureItem]:
+    """The items of surfaces that name ``path`` by its own name (handler.py, hubconf.py): no read needed."""
+    own = [s for s in loader_map().surfaces if s.kind in (Kind.CODE, Kind.HOOK) and s.read is Read.FILE
+           and matches(s, path)]
+    return items_for_file(path, "", frozenset(paths) | {path}, own_repo, own) if own else []
 
-    Surfaces that name a file by its own path need no read; those that name code in a config read
-    only their config files. Called once per code file of a repo, so the configs' items are cached
-    by content.
-    """
+
+def named_code(paths: Iterable[str], read_text: Callable[[str], str | None],
+               own_repo: str | None) -> dict[str, tuple[ClosureItem, ...]]:
+    """Repo path -> the items of configs that name it as code a runtime imports (auto_map, a component,
+    an entry point, a `_target_` module). Reads only the configs those surfaces read; the pipeline calls
+    it once per vet, before the scan threads, so what it reads is the same at any worker count."""
     listed = tuple(paths)
-    code = tuple(s for s in loader_map().surfaces if s.kind in (Kind.CODE, Kind.HOOK))
-    own = [s for s in code if s.read is Read.FILE and matches(s, path)]
-    items = items_for_file(path, "", frozenset(listed), own_repo, own) if own else []
-    naming = tuple(s for s in code if s.read is not Read.FILE)
-    texts = tuple((p, text) for p in _read_paths(naming, listed) if (text := read_text(p)) is not None)
-    named = _named_code(naming, listed, texts, own_repo)
-    return items + [item for item in named if item.local and item.target == path]
-
-
-@functools.lru_cache(maxsize=32)
-def _read_paths(surfaces: tuple[Surface, ...], paths: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(read_paths(surfaces, paths))
-
-
-@functools.lru_cache(maxsize=32)
-def _named_code(surfaces: tuple[Surface, ...], paths: tuple[str, ...], texts: tuple[tuple[str, str], ...],
-                own_repo: str | None) -> tuple[ClosureItem, ...]:
-    present = frozenset(paths)
-    return tuple(unique(item for path, text in texts for item in items_for_file(path, text, present, own_repo,
-                                                                                 surfaces)))
+    naming = tuple(s for s in loader_map().surfaces if s.kind in (Kind.CODE, Kind.HOOK) and s.read is not Read.FILE)
+    texts = tuple((p, text) for p in read_paths(naming, listed) if (text := read_text(p)) is not None)
+    present = frozenset(listed)
+    found: dict[str, list[ClosureItem]] = {}
+    for item in unique(i for path, text in texts for i in items_for_file(path, text, present, own_repo, naming)):
+        if item.local:
+            found.setdefault(item.target, []).append(item)
+    return {path: tuple(items) for path, items in found.items()}

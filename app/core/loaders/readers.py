@@ -84,7 +84,18 @@ def _read_yaml(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
 def _read_fields(surface: Surface, view: FileView, data: Any) -> Iterator[ClosureItem]:
     for field in surface.fields:
         for where, value in values_at(data, field):
-            yield from FORMS[surface.form](surface, view, where, value)
+            revision = _sibling_revision(surface, data, where)
+            for item in FORMS[surface.form](surface, view, where, value):
+                yield replace(item, revision=revision) if revision and item.repo and not item.revision else item
+
+
+def _sibling_revision(surface: Surface, data: Any, where: str) -> str | None:
+    """The revision a runtime passes with the repo: the ``revision_key`` beside the value (PEFT's ``revision``)."""
+    if surface.revision_key is None:
+        return None
+    _at, holder = _holder(data, where)
+    revision = holder.get(surface.revision_key) if isinstance(holder, dict) else None
+    return revision if isinstance(revision, str) and revision.strip() else None
 
 
 def _read_flags(surface: Surface, view: FileView) -> Iterator[ClosureItem]:

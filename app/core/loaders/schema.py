@@ -77,6 +77,8 @@ class Surface(BaseModel):
     form: Form = Form.SELF
     kind: Kind
     gate: Gate
+    revision_key: str | None = Field(None, description="The key beside a repo value that holds the revision "
+                                     "the runtime passes with it (PEFT's `revision`).")
     members: tuple[str, ...] = Field(default=(), description="Members of a plain tar matched by `files` (a "
                                      "`.nemo`) that the runtime extracts; `read` applies to each (fnmatch).")
     known: tuple[str, ...] = Field(default=(), description="Values naming libraries the runtime imports as "

@@ -15,7 +15,7 @@ from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
 from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.schema import TierName, Tiers
 from app.core.policy.sources import source_owner
-from app.core.repo_refs import REFERENCE_RULE, parse_reference
+from app.core.repo_refs import references_from
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
 SEVERITY_RANKS = {s.value: s.rank for s in Severity}
@@ -125,15 +125,14 @@ def build_activation(
 
 def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = (),
                      tiers: Tiers | None = None) -> list[dict[str, Any]]:
-    """The `repo-reference` findings as maps, one per (repo, revision, path, via, code), with the store's
-    judgement and the tier of the referenced org (third-party when the policy's tiers are not given).
+    """The `repo-reference` findings as maps, one per (repo, revision, path) as the report lists them, with the
+    store's judgement and the tier of the referenced org (third-party when the policy's tiers are not given).
 
     A reference the service did not judge is unvetted and unapproved: unknown never approves.
     """
     judged = {(s.repo, s.revision): s for s in status}
-    refs = [parse_reference(f.path, f.evidence) for f in findings if f.rule == REFERENCE_RULE]
     maps = []
-    for ref in dict.fromkeys(r for r in refs if r is not None):
+    for ref in references_from(findings):
         known = judged.get((ref.repo, ref.revision))
         org = ref.repo.split("/", 1)[0]
         maps.append(vars(ref) | {"vetted": bool(known and known.vetted), "approved": bool(known and known.approved),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from app.core.closure import ClosureItem
 from app.core.findings import RuleInfo, ScanOutcome
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
@@ -25,6 +26,9 @@ class ScanContext:
     memory: MemoryBudget | None = None  # shared by all scan threads; None: the process-wide one
     # Whole bytes of another file of the repo (a helper module, pyproject.toml); None: not offered.
     read_other: Callable[[str], bytes] | None = None
+    # Repo path -> the load-closure items of configs that name it as code a runtime imports, read once per
+    # vet by the pipeline (app.core.loaders.loader_map.named_code); None: not computed (a lone scan).
+    named_code: Mapping[str, tuple[ClosureItem, ...]] | None = None
 
     def budget(self) -> MemoryBudget:
         """Where large in-memory buffers are reserved (see ``app.core.membudget``)."""

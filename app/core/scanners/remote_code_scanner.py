@@ -21,7 +21,7 @@ from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.loaders.class_ref import ClassRef
-from app.core.loaders.loader_map import runtime_code
+from app.core.loaders.loader_map import file_code, named_code
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
@@ -207,7 +207,11 @@ def _module_context(ctx: ScanContext, source: bytes) -> ModuleContext:
 
 def _runtime_roots(ctx: ScanContext) -> tuple[tuple[str, str], ...]:
     """What runtimes call in this module while loading the repo (the loader map's code items)."""
-    items = runtime_code(ctx.file.path, [f.path for f in ctx.all_files], _text_reader(ctx), ctx.identity.repo_id)
+    paths = [f.path for f in ctx.all_files]
+    named = ctx.named_code
+    if named is None:  # a scan outside the pipeline: read the configs here
+        named = named_code(paths, _text_reader(ctx), ctx.identity.repo_id)
+    items = [*file_code(ctx.file.path, paths, ctx.identity.repo_id), *named.get(ctx.file.path, ())]
     return tuple((pattern, f"{item.surface} calls it ({item.gate})") for item in items
                  for pattern in (item.runs or ("*.__init__",)))
 
