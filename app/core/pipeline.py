@@ -259,7 +259,7 @@ def _no_scanner(entry: ManifestFile) -> FileResult:
 
 def _timed_out(file: ManifestFile, budget: float) -> FileResult:
     finding = Finding(file.path, NAME, RULE_VET_TIMEOUT, Severity.HIGH,
-                      f"the vet ran past its {budget:g}s budget before this file was scanned")
+                      f"the vet ran past its {budget:g}s budget (--timeout) before this file was scanned")
     return FileResult(_file_report(file, False), [finding])
 
 
