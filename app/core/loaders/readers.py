@@ -8,6 +8,7 @@ ships) yield no item.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import posixpath
 import re
@@ -66,19 +67,36 @@ def _read_file(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
 
 
 def _read_json(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
-    try:
-        data = json.loads(view.text)
-    except (ValueError, RecursionError):
-        return  # the config scanners report unparseable JSON
-    yield from _read_fields(surface, view, data)
+    data = parsed_json(view.text)
+    if data is not UNPARSED:  # the config scanners report unparseable JSON
+        yield from _read_fields(surface, view, data)
 
 
 def _read_yaml(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
+    data = parsed_yaml(view.text)
+    if data is not UNPARSED:
+        yield from _read_fields(surface, view, data)
+
+
+UNPARSED = object()  # the text is not JSON / YAML
+
+
+@functools.lru_cache(maxsize=64)
+def parsed_json(text: str) -> Any:
+    """One parse per text for every surface that reads it (callers only read the result, never change it)."""
     try:
-        data = yaml.safe_load(view.text)
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return UNPARSED
+
+
+@functools.lru_cache(maxsize=64)
+def parsed_yaml(text: str) -> Any:
+    """``yaml.safe_load`` once per text (Hydra and vLLM read these with PyYAML's pure-Python safe loader too)."""
+    try:
+        return yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError, ValueError):
-        return
-    yield from _read_fields(surface, view, data)
+        return UNPARSED
 
 
 def _read_fields(surface: Surface, view: FileView, data: Any) -> Iterator[ClosureItem]:
@@ -160,9 +178,8 @@ def _read_entry_points(surface: Surface, view: FileView) -> Iterator[ClosureItem
 def _read_json_holder(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
     """The objects holding the value at each field: ``**.auto_map`` gives every config and sub-config
     (``text_config``, ``llm_config``...) that has an ``auto_map``, wherever it sits."""
-    try:
-        data = json.loads(view.text)
-    except (ValueError, RecursionError):
+    data = parsed_json(view.text)
+    if data is UNPARSED:
         return
     for field in surface.fields:
         for where, _value in values_at(data, field):
@@ -202,10 +219,7 @@ _TRUST_KEYS = ("trust-remote-code", "trust_remote_code")
 def _read_args_yaml(surface: Surface, view: FileView) -> Iterator[ClosureItem]:
     """A launcher config whose top-level keys are its flags: ``trust-remote-code: true`` in the same file
     is what sends the user's trust with the repos it names."""
-    try:
-        data = yaml.safe_load(view.text)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return
+    data = parsed_yaml(view.text)
     if not isinstance(data, dict):
         return
     trust = surface.carries_trust and any(data.get(key) is True for key in _TRUST_KEYS)
