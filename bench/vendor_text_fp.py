@@ -258,12 +258,12 @@ def probe(folder: Path, repo: VendorRepo) -> list[dict[str, Any]]:
     def read_text(path: str) -> str | None:
         return (folder / path).read_text(encoding="utf-8", errors="replace")
 
-    from app.core.loaders.readers import _commands
+    from app.core.loaders.text_shapes import commands
 
     fields = {p["id"]: [f.partition("(")[0].split(" -")[-1] for f in p["fields"]] for p in PROBES}
     found = []
     for item in closure_of(sorted(repo.files), read_text, f"{repo.org}/{repo.name}", probe_surfaces()):
-        lines = list(_commands(read_text(item.path) or ""))
+        lines = list(commands(read_text(item.path) or ""))
         line = next((ln.strip() for ln in lines if item.target in ln and any(f in ln for f in fields[item.surface])),
                     next((ln.strip() for ln in lines if item.target in ln), ""))
         found.append({"surface": item.surface, "path": item.path, "repo": item.target, "trust": item.carries_trust,

@@ -11,8 +11,9 @@ import yaml
 
 from app.core.closure import ClosureItem, Kind, unique
 from app.core.loaders.closure import matches
-from app.core.loaders.readers import FileView, read_surface
+from app.core.loaders.readers import read_surface
 from app.core.loaders.schema import LoaderMap, Read, RuntimeFile, Surface
+from app.core.loaders.view import FileView
 
 MAP_FOLDER = "map"
 

@@ -19,8 +19,9 @@ from app.core.limits import LimitExceeded
 from app.core.loaders.archive import member_texts
 from app.core.loaders.closure import surfaces_for
 from app.core.loaders.loader_map import items_for_file, loader_map, map_version
-from app.core.loaders.readers import FileView, read_surface
+from app.core.loaders.readers import read_surface
 from app.core.loaders.schema import Read, Surface
+from app.core.loaders.view import FileView
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
 from app.core.repo_refs import REFERENCE_RULE, RepoReference

@@ -7,8 +7,9 @@ repo ids are the vendors' own public ones, and nothing here is loaded or run.
 from __future__ import annotations
 
 from app.core.closure import Gate, Kind
-from app.core.loaders.readers import FileView, read_surface
+from app.core.loaders.readers import read_surface
 from app.core.loaders.schema import Form, Read, Source, Surface
+from app.core.loaders.view import FileView
 
 SOURCE = Source(repo="example/runtime", file="loader.py", function="load", version="1.0")
 

@@ -4,8 +4,9 @@ prefixes, and forms that name what they run."""
 from __future__ import annotations
 
 from app.core.closure import ClosureItem, Gate, Kind
-from app.core.loaders.readers import FileView, read_surface
+from app.core.loaders.readers import read_surface
 from app.core.loaders.schema import Form, Read, Source, Surface
+from app.core.loaders.view import FileView
 
 SOURCE = Source(repo="r", file="f", function="fn", version="1")
 
