@@ -16,7 +16,10 @@ once, with the decision taken twice: as vendor-official (the Hub org of the GitH
 policy's tiers list it, else ``nvidia``) and as a third party (``vendor-fp/<name>``). Per repo it
 reports the verdicts, the policy reasons and every finding of the loader model's rules.
 
-    python bench/vendor_text_fp.py /work/.mirror [--only deepseek-ai+DeepSeek-V3,...] [--json out.json]
+    python bench/vendor_text_fp.py MIRRORS [--only deepseek-ai+DeepSeek-V3,...] [--json out.json]
+
+``MIRRORS`` is a folder of bare git mirrors named ``owner+name`` (e.g. what the project's fetch tool
+leaves); nothing fetched is imported, executed or committed.
 
 Prints a markdown table (and the loader findings per repo with ``--details``).
 """
