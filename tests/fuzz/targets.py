@@ -14,15 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import celpy
+import yaml
 from hypothesis import strategies as st
 
 from app.api import validation, webhook_payload
 from app.api.errors import ApiError
 from app.core import report_json
-from app.core.findings import Severity
+from app.core.findings import Severity, Status
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
 from app.core.scanners.binary_scanner import BinaryScanner
+from app.core.scanners.load_closure_scanner import LoadClosureScanner
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
 from app.core.scanners.savedmodel_scanner import SavedModelScanner
@@ -133,6 +135,43 @@ def gguf_header(data: bytes) -> None:
 def saved_model(data: bytes) -> None:
     outcome = h.scan_direct(SavedModelScanner(), "saved_model.pb", data)
     assert outcome is not None
+
+
+# --- the loader map ----------------------------------------------------------------------------
+
+# Files the loader map reads, each with a real-shaped seed (edited by the strategy below).
+LOADER_SEEDS: dict[str, Any] = {
+    "config.json": {"model_type": "x", "auto_map": {"AutoModel": "modeling_x.XModel",
+                                                    "AutoTokenizer": [None, "other/code--tok.Fast"]},
+                    "text_config": {"_name_or_path": "org/base", "attn_implementation": "org/kernel@v1:fwd"}},
+    "model_index.json": {"_class_name": ["pipeline", "MyPipe"], "unet": ["my_unet", "MyUNet"],
+                         "vae": ["diffusers", "AutoencoderKL"]},
+    "modules.json": [{"idx": 0, "name": "0", "path": "", "type": "custom_st.Transformer"}],
+    "adapter_config.json": {"base_model_name_or_path": "org/base", "revision": "v1", "peft_type": "LORA"},
+    "model_config.yaml": {"model": {"_target_": "os.system", "_args_": ["x"], "enc": {"_target_": "nemo.x.Y"}}},
+}
+LOADER_CARD = ("vllm serve org/m --tokenizer other/tok --trust-remote-code \\\n  --speculative-config "
+               "'{\"model\": \"d/raft\"}'\n"
+               "AutoModel.from_pretrained(\"a/b\", revision=\"v1\", trust_remote_code=True)\n")
+
+
+def loader_file(case: tuple[str, bytes]) -> None:
+    """Whatever a config or card holds, the load closure reads it without failing and says only declared rules."""
+    path, data = case
+    outcome = h.scan_direct(LoadClosureScanner(), path, data)
+    if outcome is not None:
+        assert outcome.status is Status.SCANNED, outcome.detail
+
+
+def _loader_files() -> st.SearchStrategy[tuple[str, bytes]]:
+    def encoded(path: str, doc: Any) -> bytes:
+        return json.dumps(doc).encode() if path.endswith(".json") else yaml.safe_dump(doc).encode()
+
+    configs = st.sampled_from(sorted(LOADER_SEEDS)).flatmap(
+        lambda path: _edited_json(LOADER_SEEDS[path]).map(lambda doc: (path, encoded(path, doc))))
+    cards = h.mutated([LOADER_CARD.encode()]).map(lambda data: ("README.md", data))
+    raw = st.tuples(st.sampled_from([*sorted(LOADER_SEEDS), "README.md", "extras.pth"]), st.binary(max_size=300))
+    return st.one_of(configs, cards, raw)
 
 
 # --- policy, webhook, ids, report ---------------------------------------------------------------
@@ -281,5 +320,8 @@ TARGETS: tuple[Target, ...] = (
     Target("repo-id-revision", _ids(), repo_and_revision, ("app/api/validation.py",)),
     Target("report", st.one_of(_edited_json(_report_seed()), _json_values()), report_document,
            ("app/core/report_json.py",)),
+    Target("loader-files", _loader_files(), loader_file,
+           ("app/core/loaders/readers.py", "app/core/loaders/forms.py", "app/core/loaders/fields.py",
+            "app/core/loaders/text_shapes.py", "app/core/scanners/load_closure_scanner.py")),
 )
 BY_NAME = {t.name: t for t in TARGETS}
