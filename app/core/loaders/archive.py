@@ -17,12 +17,16 @@ from app.core.formats.tar_members import BlobCursor, tar_members
 from app.core.ports import Blob
 
 
-def member_texts(blob: Blob, patterns: tuple[str, ...], max_bytes: int) -> Iterator[tuple[str, str]]:
-    """(member name, text) of each regular member whose name (or base name) matches ``patterns``."""
+def member_texts(blob: Blob, patterns: tuple[str, ...], max_bytes: int) -> Iterator[tuple[str, str | None]]:
+    """(member name, text) of each regular member whose name (or base name) matches ``patterns``; the text
+    is None for a member over ``max_bytes``, so the caller can say it was not read."""
     cursor = BlobCursor(blob)
     try:
         for event in tar_members(cursor):
-            if not isinstance(event, Member) or not _wanted(event.name, patterns) or event.size > max_bytes:
+            if not isinstance(event, Member) or not _wanted(event.name, patterns):
+                continue
+            if event.size > max_bytes:
+                yield event.name, None
                 continue
             start = cursor.pos - (-event.size % 512) - event.size  # the walk has skipped past its data
             yield event.name, blob.read(start, event.size).decode("utf-8", errors="replace")

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from app.core.closure import CLOSURE_RULE, ClosureItem, Gate, Kind
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
-from app.core.formats.detect import Format
+from app.core.formats.detect import COMPRESSED_STREAMS, Format
 from app.core.limits import LimitExceeded
 from app.core.loaders.archive import member_texts
 from app.core.loaders.closure import surfaces_for
@@ -35,6 +35,7 @@ STARTUP_HOOK = "startup-hook"
 IMPORT_TARGET_DANGEROUS = "import-target-dangerous"
 IMPORT_TARGET_UNLISTED = "import-target-unlisted"
 RUNTIME_INSTALL = "runtime-install"
+ARCHIVE_CONFIG_UNREAD = "archive-config-unread"
 
 
 class LoadClosureScanner:
@@ -59,7 +60,11 @@ class LoadClosureScanner:
                  "a config makes a runtime import and call something outside the libraries it names (review)"),
         RuleInfo(RUNTIME_INSTALL, Severity.LOW,
                  "a runtime installs packages from the repo before loading it (Inference Endpoints' requirements.txt)"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: not read for the closure"),
+        RuleInfo(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
+                 "a compressed archive a runtime extracts configs from (a gzip `.nemo`): its configs were not read "
+                 "for the closure (review)"),
+        RuleInfo("limit-exceeded", Severity.HIGH,
+                 "file (or config inside an archive) larger than the text limit: not read for the closure"),
     )
 
     def handles(self, file: ManifestFile) -> bool:
@@ -76,6 +81,11 @@ class LoadClosureScanner:
         surfaces = surfaces_for(loader_map().surfaces, path)
         if ctx.file.format == Format.TAR:
             return self._scan_members(ctx, sink, [s for s in surfaces if s.members])
+        if ctx.file.format in COMPRESSED_STREAMS:
+            names = ", ".join(sorted({m for s in surfaces if s.members for m in s.members}))
+            sink.add(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
+                     f"a compressed archive: {names} inside it, which the runtime extracts and reads, was not read")
+            return ScanOutcome.scanned(self.name, path, sink.findings)
         surfaces = [s for s in surfaces if not s.members]
         text = ""
         if ctx.file.format == Format.TEXT and any(s.read is not Read.FILE for s in surfaces):
@@ -99,6 +109,11 @@ class LoadClosureScanner:
         try:
             for surface in surfaces:
                 for member, text in member_texts(ctx.blob, surface.members, ctx.limits.max_text_bytes):
+                    if text is None:
+                        sink.add("limit-exceeded", Severity.HIGH,
+                                 f"{member} is larger than the text limit: the config {surface.runtime} reads "
+                                 "from it was not read", member=member)
+                        continue
                     view = FileView(ctx.file.path, text, present, ctx.identity.repo_id)
                     for item in read_surface(surface, view):
                         _report(sink, replace(item, path=f"{ctx.file.path}!{member}"), present)
@@ -109,7 +124,7 @@ class LoadClosureScanner:
 
 def _reads(surface: Surface, fmt: str) -> bool:
     if surface.members:
-        return fmt == Format.TAR
+        return fmt == Format.TAR or fmt in COMPRESSED_STREAMS
     return surface.read is Read.FILE or fmt == Format.TEXT
 
 
