@@ -156,3 +156,37 @@ def emit(markdown: str, out: Path | None) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(markdown + "\n")
         print(f"\n(written to {out})", file=sys.stderr)
+
+
+def vet_as_vendor_and_third_party(folder: Path, vendor_id: str, third_party_id: str, *, workers: int,
+                                  vet_seconds: float) -> tuple[Any, dict[str, Any], float]:
+    """Vet a folder once under the default policy, deciding it as ``vendor_id`` and as ``third_party_id``.
+
+    Returns the report (decided as the vendor), the decision per tier (``vendor``, ``third-party``) and the
+    wall seconds of the vet. hfvet is imported here, so a bench that only reports stays light.
+    """
+    import dataclasses
+
+    from app.core.limits import Limits
+    from app.core.pipeline import vet
+    from app.core.policy.engine import make_decide
+    from app.core.scanners import all_scanners
+    from app.services.vetting import policy_for
+    from app.settings import Settings
+    from app.sources.local import LocalSource
+
+    policy = policy_for(None, Settings())
+    assert policy is not None
+    decide_one = make_decide(policy)
+    other: dict[str, Any] = {}
+
+    def decide(manifest: Any, findings: Any, files: Any) -> Any:
+        third = dataclasses.replace(manifest, identity=dataclasses.replace(manifest.identity, repo_id=third_party_id))
+        other["third-party"] = decide_one(third, findings, files)
+        return decide_one(manifest, findings, files)
+
+    limits = Limits(max_vet_seconds=vet_seconds)
+    began = time.perf_counter()
+    report = vet(LocalSource(folder, repo_id=vendor_id, limits=limits), all_scanners(), limits=limits,
+                 decide=decide, workers=workers)
+    return report, {"vendor": report.decision, "third-party": other["third-party"]}, time.perf_counter() - began

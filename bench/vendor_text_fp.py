@@ -34,11 +34,13 @@ import posixpath
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import vet_as_vendor_and_third_party
 
 THIRD_PARTY_ORG = "vendor-fp"
 FALLBACK_VENDOR_ORG = "nvidia"
@@ -189,32 +191,10 @@ class Result:
 
 def vet_one(folder: Path, repo: VendorRepo, workers: int) -> Result:
     from app.core.findings import Severity
-    from app.core.limits import Limits
-    from app.core.pipeline import vet
-    from app.core.policy.engine import make_decide
-    from app.core.scanners import all_scanners
-    from app.services.vetting import policy_for
-    from app.settings import Settings
-    from app.sources.local import LocalSource
 
-    policy = policy_for(None, Settings())
-    assert policy is not None
-    decide_one = make_decide(policy)
-    other: dict[str, Any] = {}
-
-    def decide(manifest: Any, findings: Any, files: Any) -> Any:
-        third = dataclasses.replace(manifest, identity=dataclasses.replace(
-            manifest.identity, repo_id=f"{THIRD_PARTY_ORG}/{repo.name}"))
-        other["third-party"] = decide_one(third, findings, files)
-        return decide_one(manifest, findings, files)
-
-    limits = Limits(max_vet_seconds=600)
     vendor_id = f"{repo.org}/{repo.name}"
-    began = time.perf_counter()
-    report = vet(LocalSource(folder, repo_id=vendor_id, limits=limits), all_scanners(), limits=limits,
-                 decide=decide, workers=workers)
-    seconds = time.perf_counter() - began
-    decisions = {"vendor": report.decision, "third-party": other["third-party"]}
+    report, decisions, seconds = vet_as_vendor_and_third_party(
+        folder, vendor_id, f"{THIRD_PARTY_ORG}/{repo.name}", workers=workers, vet_seconds=600)
     loader = [{"rule": f.rule, "path": f.path, "severity": f.severity.value, "message": f.message,
                "evidence": f.evidence} for f in report.findings if f.rule in LOADER_RULES]
     surfaces: Counter[str] = Counter()

@@ -32,7 +32,6 @@ import re
 import subprocess
 import sys
 import tarfile
-import time
 import zipfile
 import zlib
 from collections import Counter, defaultdict
@@ -46,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
-from benchlib import emit, machine_info, make_parser, table  # noqa: E402
+from benchlib import emit, machine_info, make_parser, table, vet_as_vendor_and_third_party  # noqa: E402
 
 DEFAULT_CACHE = Path.home() / ".cache" / "hfvet-wild"
 VENDOR_ORG = "nvidia"  # vendor-official under the default policy
@@ -344,33 +343,11 @@ SEVERE = ("high", "critical")
 
 
 def scan(package: Package, cache: Path, kinds: dict[str, str], workers: int, vet_seconds: float) -> PackageResult:
-    from app.core.limits import Limits
-    from app.core.pipeline import vet
-    from app.core.policy.engine import make_decide
-    from app.core.scanners import all_scanners
-    from app.services.vetting import policy_for
-    from app.settings import Settings
-    from app.sources.local import LocalSource
-
-    policy = policy_for(None, Settings())
-    assert policy is not None
-    decide_one = make_decide(policy)
-    other: dict[str, Any] = {}
-
-    def decide(manifest: Any, findings: Any, files: Any) -> Any:
-        third = dataclasses.replace(manifest, identity=dataclasses.replace(
-            manifest.identity, repo_id=f"{THIRD_PARTY_ORG}/{package.name}"))
-        other["third-party"] = decide_one(third, findings, files)
-        return decide_one(manifest, findings, files)
-
-    limits = Limits(max_vet_seconds=vet_seconds)
-    source = LocalSource(cache / "repos" / package.label, repo_id=f"{VENDOR_ORG}/{package.name}", limits=limits)
-    began = time.perf_counter()
-    report = vet(source, all_scanners(), limits=limits, decide=decide, workers=workers)
-    seconds = time.perf_counter() - began
+    report, decisions, seconds = vet_as_vendor_and_third_party(
+        cache / "repos" / package.label, f"{VENDOR_ORG}/{package.name}", f"{THIRD_PARTY_ORG}/{package.name}",
+        workers=workers, vet_seconds=vet_seconds)
     hits = [Hit(f.path, f.member, f.scanner, f.rule, f.severity.value, f.message)
             for f in report.findings if f.severity.value in SEVERE]
-    decisions = {"vendor": report.decision, "third-party": other["third-party"]}
     return PackageResult(
         package, kinds, hits,
         verdicts={k: d.verdict.value for k, d in decisions.items()},

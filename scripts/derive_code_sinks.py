@@ -270,12 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         text = explain(args.explain)
         print(text)
         return 1 if text.endswith("not derived") else 0
-    extra, versions = {}, {}
-    for spec in args.source:
-        name, _, rest = spec.partition("=")
-        directory, _, version = rest.partition("@")
-        extra[name], versions[name] = Path(directory), version or "unknown"
-    write(extra, versions)
+    write(*dd.parse_sources(args.source))
     return 0
 
 

@@ -666,13 +666,18 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
         print(f"{args.explain}: not derived")
         return 1
+    write(*parse_sources(args.source))
+    return 0
+
+
+def parse_sources(specs: Iterable[str]) -> tuple[dict[str, Path], dict[str, str]]:
+    """``NAME=DIR@VERSION`` options -> (name -> source folder, name -> version)."""
     extra, versions = {}, {}
-    for spec in args.source:
+    for spec in specs:
         name, _, rest = spec.partition("=")
         directory, _, version = rest.partition("@")
         extra[name], versions[name] = Path(directory), version or "unknown"
-    write(extra, versions)
-    return 0
+    return extra, versions
 
 
 if __name__ == "__main__":
