@@ -16,7 +16,7 @@ from app.core.closure import CLOSURE_RULE, ClosureItem, Gate, Kind
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import COMPRESSED_STREAMS, Format
 from app.core.limits import LimitExceeded
-from app.core.loaders.archive import member_texts
+from app.core.loaders.archive import UnreadArchive, compressed_member_texts, member_texts
 from app.core.loaders.closure import surfaces_for
 from app.core.loaders.loader_map import items_for_file, loader_map, map_version
 from app.core.loaders.readers import read_surface
@@ -61,8 +61,8 @@ class LoadClosureScanner:
         RuleInfo(RUNTIME_INSTALL, Severity.LOW,
                  "a runtime installs packages from the repo before loading it (Inference Endpoints' requirements.txt)"),
         RuleInfo(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
-                 "a compressed archive a runtime extracts configs from (a gzip `.nemo`): its configs were not read "
-                 "for the closure (review)"),
+                 "a compressed archive a runtime extracts configs from (a gzip `.nemo`) broke or hit a limit before "
+                 "its configs: they were not read for the closure (review)"),
         RuleInfo("limit-exceeded", Severity.HIGH,
                  "file (or config inside an archive) larger than the text limit: not read for the closure"),
     )
@@ -82,10 +82,7 @@ class LoadClosureScanner:
         if ctx.file.format == Format.TAR:
             return self._scan_members(ctx, sink, [s for s in surfaces if s.members])
         if ctx.file.format in COMPRESSED_STREAMS:
-            names = ", ".join(sorted({m for s in surfaces if s.members for m in s.members}))
-            sink.add(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
-                     f"a compressed archive: {names} inside it, which the runtime extracts and reads, was not read")
-            return ScanOutcome.scanned(self.name, path, sink.findings)
+            return self._scan_members(ctx, sink, [s for s in surfaces if s.members], compressed=True)
         surfaces = [s for s in surfaces if not s.members]
         text = ""
         if ctx.file.format == Format.TEXT and any(s.read is not Read.FILE for s in surfaces):
@@ -103,12 +100,15 @@ class LoadClosureScanner:
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
 
-    def _scan_members(self, ctx: ScanContext, sink: FindingSink, surfaces: list[Surface]) -> ScanOutcome:
+    def _scan_members(self, ctx: ScanContext, sink: FindingSink, surfaces: list[Surface],
+                      compressed: bool = False) -> ScanOutcome:
         """Configs a runtime extracts from the tar (NeMo's ``model_config.yaml``), read as their surface says."""
         present = frozenset(f.path for f in ctx.all_files) or frozenset({ctx.file.path})
         try:
             for surface in surfaces:
-                for member, text in member_texts(ctx.blob, surface.members, ctx.limits.max_text_bytes):
+                texts = (compressed_member_texts(ctx.blob, ctx.file.format, surface.members, ctx.limits) if compressed
+                         else member_texts(ctx.blob, surface.members, ctx.limits.max_text_bytes))
+                for member, text in texts:
                     if text is None:
                         sink.add("limit-exceeded", Severity.HIGH,
                                  f"{member} is larger than the text limit: the config {surface.runtime} reads "
@@ -117,6 +117,10 @@ class LoadClosureScanner:
                     view = FileView(ctx.file.path, text, present, ctx.identity.repo_id)
                     for item in read_surface(surface, view):
                         _report(sink, replace(item, path=f"{ctx.file.path}!{member}"), present)
+        except UnreadArchive as exc:
+            sink.add(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
+                     f"the compressed archive could not be read as far as its configs ({exc}): what the runtime "
+                     "extracts from it was not read")
         except SourceError as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, str(exc), sink.findings)
         return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
