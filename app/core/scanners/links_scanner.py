@@ -16,8 +16,12 @@ from typing import ClassVar
 from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
+from app.core.repo_refs import REFERENCE_RULE, RepoReference
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import shell_rules as sh
+from app.core.scanners.text_rules.hub_code import hub_target
+from app.core.scanners.text_rules.shell.flow import Flow
+from app.core.scanners.text_rules.shell.programs import programs
 from app.core.scanners.text_rules.text_lines import (
     Line,
     NotebookError,
@@ -34,11 +38,18 @@ from app.core.scanners.text_rules.upstreams import (
     image_source,
     load_upstreams,
 )
-from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source, source_of
+from app.core.scanners.text_rules.url_rules import (
+    classify_url,
+    download_source,
+    extract_urls,
+    official_source,
+    source_of,
+)
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
-             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf")
+             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf",
+             ".sbatch", ".slurm", ".pbs", ".ksh", ".envrc", ".containerfile")
 _NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc")
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
@@ -73,6 +84,9 @@ class LinksScanner:
         RuleInfo("redirect-url", Severity.HIGH,
                  "install or download from a shortener, redirect, paste or file-drop URL (unknown code)"),
         RuleInfo("typosquat-package", Severity.HIGH, "pip package name one or two edits from a known one"),
+        RuleInfo(REFERENCE_RULE, Severity.INFO,
+                 "a Hub repo whose code the instructions install or run (`pip install git+https://huggingface.co/...`, "
+                 "`hf download` then `pip install`): judged as that repo's code (the report's references)"),
         RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: only its start checked"),
         RuleInfo("scan-error", Severity.HIGH, "a notebook that is not valid JSON, or broken upstream data"),
     )
@@ -81,7 +95,8 @@ class LinksScanner:
         base = posixpath.basename(file.path).lower()
         if file.format not in _FORMATS or base in _TOKENIZER_DATA:
             return False
-        return base.endswith(_SUFFIXES) or base.startswith(_NAMES) or "requirements" in base
+        # An extensionless file (`install`, `run`) may be a script: read as one if its text says so.
+        return base.endswith(_SUFFIXES) or base.startswith(_NAMES) or "requirements" in base or "." not in base
 
     def version(self) -> str:
         """Names the upstreams data by digest: changing it can change verdicts."""
@@ -101,8 +116,9 @@ class LinksScanner:
             line_views = [_lines(path, text) for text in (views[:1] if notebook else views)]
         except (NotebookError, UpstreamsError, OSError) as exc:
             return ScanOutcome.failed(self.name, path, str(exc), sink.findings)
-        checker = _Checker(path, upstreams, sink)
-        for lines in line_views:
+        checker = _Checker(path, upstreams, sink, ctx.identity.repo_id)
+        for text, lines in zip(views, line_views, strict=False):
+            checker.programs(text)
             checker.check(lines)
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
@@ -125,9 +141,10 @@ def _lines(path: str, text: str) -> list[Line]:
 
 
 class _Checker:
-    def __init__(self, path: str, upstreams: Upstreams, sink: FindingSink) -> None:
+    def __init__(self, path: str, upstreams: Upstreams, sink: FindingSink, own_repo: str | None = None) -> None:
         base = posixpath.basename(path).lower()
-        self.path, self.up, self.sink = path, upstreams, sink
+        self.path, self.up, self.sink, self.own_repo = path, upstreams, sink, own_repo
+        self.parsed: set[str] = set()  # lines whose download-and-execute the shell parser already judged
         self.requirements = "requirements" in base and base.endswith((".txt", ".in"))
         self.dockerfile = base.startswith(("dockerfile", "containerfile")) or base.endswith(".dockerfile")
         self.tracker = sh.DownloadTracker()
@@ -137,6 +154,27 @@ class _Checker:
         self.stages: set[str] = set()
         self.seen: set[tuple[str, str]] = set()
         self.links = 0
+
+    def programs(self, text: str) -> None:
+        """The file's shell programs, parsed and followed from download to execution (text_rules/shell)."""
+        flow = Flow()
+        for first_row, script in programs(self.path, text):
+            flow.run_script(script, first_row)
+        if flow.truncated:
+            self.add("limit-exceeded", Severity.HIGH, "shell nested or long beyond the parser's bounds: the rest of "
+                     "its programs was not followed", "shell-bounds", "1", "")
+        rows = text.splitlines()
+
+        def quoted(row: int) -> str:
+            return rows[row] if 0 <= row < len(rows) else ""
+        for run in flow.executions:
+            where = str(run.row + 1)
+            self.parsed.add(where)
+            fetched = "a URL the text does not show" if run.url == "?" else run.url[:120]
+            self._report_execute(f"downloads {fetched} (line {run.fetched_row + 1}); {run.why}",
+                                 [] if run.url == "?" else [run.url], where, quoted(run.row), key=run.url)
+        for code in flow.hub:
+            self._hub_reference(code.repo, code.revision, code.how, str(code.row + 1), quoted(code.row))
 
     def check(self, lines: list[Line]) -> None:
         """One view of the file; a finding already made from another view is not repeated."""
@@ -171,6 +209,10 @@ class _Checker:
         flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)
         for url in urls:
+            hub = hub_target(url) if context == "install" else None
+            if hub and hub.model:
+                self._hub_reference(hub.repo, hub.revision, "installed from the Hub", line.where, line.text)
+                continue
             hit = None if url in flagged else classify_url(url, context, self.up)
             if hit:
                 self.add(hit.rule, hit.severity, f"{hit.message}: {url[:200]}", url, line.where, line.text,
@@ -213,7 +255,21 @@ class _Checker:
     def _official(self, url: str) -> bool:
         return official_source(url, self.up)
 
+    def _hub_reference(self, repo: str, revision: str | None, how: str, where: str, text: str) -> None:
+        """Code of a Hub repo installed or run: a `repo-reference` with `code`, judged by that repo's own vet."""
+        if repo == self.own_repo:
+            return
+        ref = RepoReference(repo, revision, self.path, how, code=True)
+        key = f"{repo}@{revision}"
+        if (REFERENCE_RULE, key) in self.seen:
+            return
+        self.seen.add((REFERENCE_RULE, key))
+        self.sink.add(REFERENCE_RULE, Severity.INFO, f"line {where}: {how}: runs the code of {repo}"
+                      f"{'@' + revision if revision else ''}, which this vet does not cover", evidence=ref.evidence())
+
     def _download_execute(self, where: str, text: str, urls: list[str]) -> None:
+        if where in self.parsed:
+            return  # the parsed program already judged this line, download by download
         why = sh.download_and_execute(text)
         if why:
             self._report_execute(why, urls, where, text, key=text)
@@ -222,10 +278,13 @@ class _Checker:
             self._report_execute(why, [url], where, text, key=url)  # once per downloaded file
 
     def _report_execute(self, why: str, urls: list[str], where: str, text: str, key: str) -> None:
+        # The source is the URL as `host/path`: the policy's `installers` name known installers by it.
+        source = download_source(urls[0]) if len(urls) == 1 else None
         if urls and all(self._official(u) for u in urls):
-            self.add("official-install-script", Severity.LOW, f"{why} (official source)", key, where, text)
+            self.add("official-install-script", Severity.LOW, f"{why} (official source)", key, where, text,
+                     source=source)
         else:
-            self.add("download-and-execute", Severity.CRITICAL, why, key, where, text)
+            self.add("download-and-execute", Severity.CRITICAL, why, key, where, text, source=source)
 
     def _pip(self, line: Line, args: list[str]) -> list[str]:
         """Report pip's package sources and names; returns the index URLs flagged as untrusted."""

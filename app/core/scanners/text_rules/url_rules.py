@@ -139,6 +139,17 @@ def source_of(url: str) -> str | None:
     return f"{host}{path.rstrip('/')}"[:200]
 
 
+def download_source(url: str) -> str | None:
+    """A downloaded file's URL as `host/path` (no scheme, user, query or fragment): what the policy's
+    `installers` globs match (`raw.githubusercontent.com/Homebrew/install/HEAD/install.sh`)."""
+    try:
+        parts = urlsplit(normalise(url))
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return None
+    return f"{host}{request_path(parts.path)}"[:300] if host else None
+
+
 def _redirect(host: str, context: str) -> Hit:
     if context == "link":
         return Hit("external-link", Severity.INFO, f"short, redirecting or paste link to {host}")
