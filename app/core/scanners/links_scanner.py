@@ -144,7 +144,7 @@ class _Checker:
     def __init__(self, path: str, upstreams: Upstreams, sink: FindingSink, own_repo: str | None = None) -> None:
         base = posixpath.basename(path).lower()
         self.path, self.up, self.sink, self.own_repo = path, upstreams, sink, own_repo
-        self.parsed: set[str] = set()  # lines whose download-and-execute the shell parser already judged
+        self.parsed: set[str] = set()  # lines the shell parser read: its verdict on them replaces the idioms
         self.requirements = "requirements" in base and base.endswith((".txt", ".in"))
         self.dockerfile = base.startswith(("dockerfile", "containerfile")) or base.endswith(".dockerfile")
         self.tracker = sh.DownloadTracker()
@@ -160,6 +160,7 @@ class _Checker:
         flow = Flow()
         for first_row, script in programs(self.path, text):
             flow.run_script(script, first_row)
+            self.parsed |= {str(first_row + k + 1) for k, row in enumerate(script.splitlines()) if row.strip()}
         if flow.truncated:
             self.add("limit-exceeded", Severity.HIGH, "shell nested or long beyond the parser's bounds: the rest of "
                      "its programs was not followed", "shell-bounds", "1", "")
@@ -169,7 +170,6 @@ class _Checker:
             return rows[row] if 0 <= row < len(rows) else ""
         for run in flow.executions:
             where = str(run.row + 1)
-            self.parsed.add(where)
             fetched = "a URL the text does not show" if run.url == "?" else run.url[:120]
             self._report_execute(f"downloads {fetched} (line {run.fetched_row + 1}); {run.why}",
                                  [] if run.url == "?" else [run.url], where, quoted(run.row), key=run.url)
@@ -268,11 +268,11 @@ class _Checker:
                       f"{'@' + revision if revision else ''}, which this vet does not cover", evidence=ref.evidence())
 
     def _download_execute(self, where: str, text: str, urls: list[str]) -> None:
-        if where in self.parsed:
-            return  # the parsed program already judged this line, download by download
-        why = sh.download_and_execute(text)
+        parsed = where in self.parsed  # the parsed program judged this line's shell, download by download
+        why = sh.download_and_execute(text, parsed)
         if why:
             self._report_execute(why, urls, where, text, key=text)
+        # Downloads loaded as libraries (LD_PRELOAD, CDLL) are the tracker's; a file run shares its key.
         for fetched_at, url, _run in self.tracker.feed(where, text, urls):
             why = f"downloads {url[:120]} (line {fetched_at}) then runs it"
             self._report_execute(why, [url], where, text, key=url)  # once per downloaded file

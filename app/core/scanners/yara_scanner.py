@@ -44,6 +44,7 @@ class RuleMeta:
     id: str
     description: str
     severity: Severity
+    text_home: str | None = None  # a scanner that judges this rule for the text files it reads
 
 
 def _check_file(path: Path) -> RuleMeta:
@@ -61,7 +62,7 @@ def _check_file(path: Path) -> RuleMeta:
         severity = Severity(meta["severity"])
     except ValueError as exc:
         raise YaraRulesError(f"{path.name}: unknown severity {meta['severity']!r}") from exc
-    return RuleMeta(path.stem, str(meta["id"]), str(meta["description"]), severity)
+    return RuleMeta(path.stem, str(meta["id"]), str(meta["description"]), severity, _text_home(meta))
 
 
 @functools.cache
@@ -77,7 +78,12 @@ def load_rules(rules_dir: Path = RULES_DIR) -> tuple[Any, dict[str, RuleMeta]]:
 
 
 def _meta(name: str, meta: dict[str, Any]) -> RuleMeta:
-    return RuleMeta(name, str(meta["id"]), str(meta["description"]), Severity(meta["severity"]))
+    return RuleMeta(name, str(meta["id"]), str(meta["description"]), Severity(meta["severity"]), _text_home(meta))
+
+
+def _text_home(meta: dict[str, Any]) -> str | None:
+    home = meta.get("text_home")
+    return str(home) if home else None
 
 
 def _rule_infos() -> tuple[RuleInfo, ...]:
@@ -120,7 +126,8 @@ class YaraScanner:
         compiled, metas = load_rules()
         chunk = max(ctx.limits.max_text_bytes, 4 * CHUNK_OVERLAP)
         offset, lines_before = 0, 0
-        reported: set[str] = set()
+        # Rules another scanner judges on this file (it parses what the rule only pattern-matches).
+        reported: set[str] = {m.name for m in metas.values() if m.text_home and _read_by(m.text_home, ctx)}
         deadline = time.monotonic() + MATCH_TIMEOUT
         wide: str | None = None  # the UTF-16/32 codec of a text file, sniffed from its head
         while offset < total:
@@ -145,6 +152,16 @@ class YaraScanner:
             seen = _as_utf8(data[:advance], offset, wide) if wide else data[:advance]
             lines_before += seen.count(b"\n")
             offset += advance
+
+
+def _read_by(scanner: str, ctx: ScanContext) -> bool:
+    # Lazy: the links scanner imports the shell parser, which only text files need.
+    from app.core.scanners.links_scanner import LinksScanner
+    from app.core.scanners.text_rules.shell.programs import reads_as_shell
+
+    if scanner != LinksScanner.name:
+        raise YaraRulesError(f"text_home {scanner!r} names no scanner that can be its home")
+    return LinksScanner().handles(ctx.file) and reads_as_shell(ctx.file.path)
 
 
 def _wide_encoding(head: bytes) -> str | None:

@@ -4,6 +4,9 @@ rule download_and_execute
         id = "download-and-execute"
         description = "Downloads a script or program and runs it at once (curl|sh, iex(iwr), exec(urlopen()))"
         severity = "critical"
+        // Text the links scanner reads (cards, scripts, Dockerfiles...) has its shell parsed there, the
+        // one home of this rule for such files; this rule judges every other file (pickles, binaries).
+        text_home = "links"
     strings:
         $pipe_shell = /\b(curl|wget)\b[^|\n]{1,300}\|\s*(sudo\s+(-\S+\s+)*)?(\/usr\/bin\/|\/bin\/)?(ba|z|da|k)?sh\b/ nocase wide ascii
         // The official installers below are piped to sh by design; they are subtracted from $pipe_shell.

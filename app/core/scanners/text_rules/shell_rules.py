@@ -101,9 +101,16 @@ PIP_INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"
                   "--default-index", "--index"}
 
 
-def download_and_execute(text: str) -> str | None:
-    """What download-and-execute idiom the command text uses, if any."""
-    return next((why for why, pattern in DOWNLOAD_AND_EXECUTE if pattern.search(text)), None)
+# The idioms a POSIX shell or Python runs: on a line the shell parser read, its verdict replaces these.
+SHELL_IDIOMS = frozenset({"pipes a download into an interpreter", "runs a download through process substitution",
+                          "runs a download through command substitution", "python -c execs downloaded code"})
+
+
+def download_and_execute(text: str, parsed: bool = False) -> str | None:
+    """What download-and-execute idiom the command text uses, if any (on a ``parsed`` line: only the
+    PowerShell and Windows idioms, which the shell parser does not read)."""
+    return next((why for why, pattern in DOWNLOAD_AND_EXECUTE
+                 if not (parsed and why in SHELL_IDIOMS) and pattern.search(text)), None)
 
 
 def split_args(text: str) -> list[str]:

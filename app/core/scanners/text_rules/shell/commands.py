@@ -16,10 +16,12 @@ from urllib.parse import urlsplit
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"})
 PYTHONS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|py|pypy3?)$")
 OTHER_INTERPRETERS = frozenset({"perl", "ruby", "node", "php", "lua", "rscript", "pwsh", "powershell", "deno",
-                                "bun", "tclsh", "osascript"})
+                                "bun", "tclsh", "osascript", "iex", "invoke-expression"})
 SOURCING = frozenset({"source", "."})
 DOWNLOADERS = frozenset({"curl", "wget", "wget2", "aria2c", "fetch", "http", "https", "axel", "xh",
-                         "lwp-download", "lwp-request", "get"})
+                         "lwp-download", "lwp-request", "get",
+                         # PowerShell pasted into a shell block: the same pipe, other names.
+                         "iwr", "irm", "invoke-webrequest", "invoke-restmethod"})
 # Pass what they read on to stdout (a filter between a download and a shell changes nothing).
 FILTERS = frozenset({"cat", "tee", "base64", "gunzip", "gzip", "zcat", "bzcat", "xzcat", "xz", "bzip2", "zstd",
                      "unxz", "tr", "sed", "awk", "gawk", "xxd", "openssl", "gpg", "head", "tail", "dd", "rev",

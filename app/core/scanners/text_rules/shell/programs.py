@@ -32,19 +32,37 @@ MAX_YAML_NODES = 100_000  # nodes visited: an alias is one node however often it
 
 
 def programs(path: str, text: str) -> list[Program]:
-    base = posixpath.basename(path).lower()
-    if base.endswith((".md", ".markdown", ".mdx")) or base.startswith("readme"):
+    kind = _kind(path)
+    if kind == "markdown":
         return [(0, _markdown(text))]
-    if base.startswith(("dockerfile", "containerfile")) or base.endswith((".dockerfile", ".containerfile")):
+    if kind == "dockerfile":
         return [(0, _dockerfile(text))]
-    if base in ("makefile", "gnumakefile", "justfile") or base.endswith(".mk"):
+    if kind == "make":
         return [(0, _recipes(text))]
-    if base.endswith((".yaml", ".yml")):
+    if kind == "yaml":
         return list(_yaml_strings(text))
-    if base.endswith(_SHELL_SUFFIXES) or _SHEBANG.match(text) or (
-            "." not in base and _looks_like_commands(text)):
+    base = posixpath.basename(path).lower()
+    if kind == "shell" or _SHEBANG.match(text) or ("." not in base and _looks_like_commands(text)):
         return [(0, text)]
     return []
+
+
+def reads_as_shell(path: str) -> bool:
+    """Whether ``programs`` reads the file's shell by its name alone (whatever its text)."""
+    return _kind(path) is not None
+
+
+def _kind(path: str) -> str | None:
+    base = posixpath.basename(path).lower()
+    if base.endswith((".md", ".markdown", ".mdx")) or base.startswith("readme"):
+        return "markdown"
+    if base.startswith(("dockerfile", "containerfile")) or base.endswith((".dockerfile", ".containerfile")):
+        return "dockerfile"
+    if base in ("makefile", "gnumakefile", "justfile") or base.endswith(".mk"):
+        return "make"
+    if base.endswith((".yaml", ".yml")):
+        return "yaml"
+    return "shell" if base.endswith(_SHELL_SUFFIXES) else None
 
 
 def _looks_like_commands(text: str) -> bool:
