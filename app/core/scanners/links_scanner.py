@@ -33,6 +33,7 @@ from app.core.scanners.text_rules.text_lines import (
 )
 from app.core.scanners.text_rules.upstreams import (
     DATA_FILE,
+    KNOWN_PACKAGES,
     Upstreams,
     UpstreamsError,
     image_source,
@@ -61,6 +62,8 @@ _INSTALL = re.compile(r"\b(?:pip[\d.]*|uv\s+pip|uv\s+tool|pipx|conda|mamba|micro
 _DOWNLOAD = re.compile(r"\b(?:curl|wget|aria2c|iwr|invoke-webrequest|start-bitstransfer|certutil|bitsadmin|"
                        r"urlretrieve|urlopen|requests\.get)\b", re.I)
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_EXTRA_INDEX = re.compile(r"extra[-_]index[-_]url", re.I)
+_UV = re.compile(r"\buv\s+(?:pip|add|tool|run)\b|\buvx\b")
 _INLINE_CODE = re.compile(r"`([^`]+)`")
 MAX_LINK_FINDINGS = 50  # info-level external links per file; more are dropped
 MAX_COMMAND_CHARS = 16 * 1024  # commands are parsed in this much of a line (bounds regex work)
@@ -84,6 +87,12 @@ class LinksScanner:
         RuleInfo("redirect-url", Severity.HIGH,
                  "install or download from a shortener, redirect, paste or file-drop URL (unknown code)"),
         RuleInfo("typosquat-package", Severity.HIGH, "pip package name one or two edits from a known one"),
+        RuleInfo("unknown-package", Severity.MEDIUM,
+                 "pip/uv package that is no known runtime's and not among the most downloaded PyPI projects: "
+                 "nobody vouches for it (a name registered yesterday is not in a ranking of months)"),
+        RuleInfo("dependency-confusion", Severity.HIGH,
+                 "pip package nobody vouches for, installed with an extra index beside PyPI: pip takes the "
+                 "highest version from either, so whoever registers the name on PyPI wins"),
         RuleInfo(REFERENCE_RULE, Severity.INFO,
                  "a Hub repo whose code the instructions install or run (`pip install git+https://huggingface.co/...`, "
                  "`hf download` then `pip install`): judged as that repo's code (the report's references)"),
@@ -100,7 +109,8 @@ class LinksScanner:
 
     def version(self) -> str:
         """Names the upstreams data by digest: changing it can change verdicts."""
-        return f"1, upstreams {hashlib.sha256(DATA_FILE.read_bytes()).hexdigest()[:12]}"
+        data = DATA_FILE.read_bytes() + KNOWN_PACKAGES.read_bytes()
+        return f"2, upstreams {hashlib.sha256(data).hexdigest()[:12]}"
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
@@ -144,6 +154,7 @@ class _Checker:
     def __init__(self, path: str, upstreams: Upstreams, sink: FindingSink, own_repo: str | None = None) -> None:
         base = posixpath.basename(path).lower()
         self.path, self.up, self.sink, self.own_repo = path, upstreams, sink, own_repo
+        self.extra_index = False  # an extra index beside PyPI was set earlier in the file (pip merges them)
         self.parsed: set[str] = set()  # lines the shell parser read: its verdict on them replaces the idioms
         self.requirements = "requirements" in base and base.endswith((".txt", ".in"))
         self.dockerfile = base.startswith(("dockerfile", "containerfile")) or base.endswith(".dockerfile")
@@ -203,6 +214,8 @@ class _Checker:
 
     def _line(self, line: Line, text: str, commands: str) -> None:
         urls = extract_urls(text)
+        if _EXTRA_INDEX.search(commands) and not _UV.search(commands):  # flag, env or pip.conf key
+            self.extra_index = True
         pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
         flagged |= self._conda(line, self.condarc.feed(text) if self.condarc else sh.conda_channels(commands))
@@ -290,11 +303,27 @@ class _Checker:
         """Report pip's package sources and names; returns the index URLs flagged as untrusted."""
         targets, indexes = sh.pip_targets(args)
         untrusted = self._indexes(line, indexes)
+        # uv asks its indexes in order and stops at the first that has the name; pip merges them all.
+        self.extra_index |= any(a.startswith("--extra-index-url") for a in args) and not _UV.search(line.text)
         for spec in targets:
             name = sh.package_name(spec)
-            squatted = self.up.typosquat_of(name) if name else None
-            if name and squatted:
-                self.add("typosquat-package", Severity.HIGH,
-                         f"pip package {name!r} looks like a typosquat of {squatted!r}", name,
-                         line.where, line.text)
+            if name:
+                self._package(line, name)
         return untrusted
+
+    def _package(self, line: Line, name: str) -> None:
+        squatted = self.up.typosquat_of(name)
+        source = f"pypi.org/project/{name.lower()}"
+        if squatted:
+            self.add("typosquat-package", Severity.HIGH, f"pip package {name!r} looks like a typosquat of "
+                     f"{squatted!r}", name, line.where, line.text)
+        elif self.up.vouched(name):
+            return
+        elif self.extra_index:
+            self.add("dependency-confusion", Severity.HIGH, f"pip package {name!r} is no known project and an extra "
+                     "index sits beside PyPI: pip installs the highest version either offers, so whoever registers "
+                     "the name on PyPI wins", name, line.where, line.text, source=source)
+        else:
+            self.add("unknown-package", Severity.MEDIUM, f"pip package {name!r} is no known runtime's and not among "
+                     "the most downloaded PyPI projects: nobody vouches for it", name, line.where, line.text,
+                     source=source)

@@ -4,12 +4,14 @@ are official, and which package names are near misses of a known one."""
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "upstreams.yaml"
+KNOWN_PACKAGES = Path(__file__).parents[1] / "data" / "known_packages.json"
 _SEPARATORS = re.compile(r"[-_.]+")
 
 
@@ -105,6 +107,11 @@ class Upstreams:
     def conda_channel_official(self, channel: str) -> bool:
         return channel.lower().strip("/").split("/")[0] in self.conda_channels
 
+    def vouched(self, package: str) -> bool:
+        """A known runtime's package, a listed real near-name, or among the most downloaded PyPI projects."""
+        name = canonical_package(package)
+        return name in self.packages or name in self.legit or name in well_known_packages()
+
     def typosquat_of(self, package: str) -> str | None:
         """The known package this name imitates, or None."""
         name = canonical_package(package)
@@ -119,6 +126,16 @@ class Upstreams:
             if abs(len(known) - len(name)) <= limit and Levenshtein.distance(name, known) <= limit:
                 return known
         return None
+
+
+@functools.cache
+def well_known_packages() -> frozenset[str]:
+    """The most downloaded PyPI projects (data/known_packages.json, scripts/derive_known_packages.py)."""
+    try:
+        data = json.loads(KNOWN_PACKAGES.read_text(encoding="utf-8"))
+        return frozenset(canonical_package(str(n)) for n in data["packages"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UpstreamsError(f"{KNOWN_PACKAGES.name}: {exc}") from exc
 
 
 def image_source(image: str) -> str:
