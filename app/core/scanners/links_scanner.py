@@ -223,7 +223,7 @@ class _Checker:
         context = self._context(text)
         for url in urls:
             hub = hub_target(url) if context == "install" else None
-            if hub and hub.model:
+            if hub:
                 self._hub_reference(hub.repo, hub.revision, "installed from the Hub", line.where, line.text)
                 continue
             hit = None if url in flagged else classify_url(url, context, self.up)
@@ -271,6 +271,10 @@ class _Checker:
     def _hub_reference(self, repo: str, revision: str | None, how: str, where: str, text: str) -> None:
         """Code of a Hub repo installed or run: a `repo-reference` with `code`, judged by that repo's own vet."""
         if repo == self.own_repo:
+            return
+        if repo.startswith(("spaces/", "datasets/")):  # not a model repo: no vet of it can be required
+            self.add("unknown-code-install", Severity.MEDIUM, f"line {where}: {how}: runs code from the Hub's "
+                     f"{repo}, which no vet covers", repo, where, text, source=f"huggingface.co/{repo}")
             return
         ref = RepoReference(repo, revision, self.path, how, code=True)
         key = f"{repo}@{revision}"

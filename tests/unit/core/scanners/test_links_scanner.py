@@ -308,6 +308,7 @@ def test_findings_name_their_source_for_the_policy(tmp_path: Path) -> None:
     assert sources == {
         ("forked-code", "github.com/NVIDIA/vllm"),
         ("untrusted-package-index", "pypi.example.invalid/simple"),
+        ("unknown-package", "pypi.org/project/x"),  # a name no runtime owns and no ranking lists
         ("untrusted-package-index", "anaconda.org/canada-quant/label/dev"),
         ("untrusted-container-image", "ghcr.io/someone/vllm"),
         ("untrusted-container-image", "docker.io/canadaquant/vllm"),

@@ -32,6 +32,8 @@ class Flow:
     variables: dict[str, Val] = field(default_factory=dict)
     files: dict[str, Taint] = field(default_factory=dict)
     hub_dirs: dict[str, HubCode] = field(default_factory=dict)
+    functions: dict[str, Node] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
     extracted: Taint | None = None
     steps: int = 0
@@ -74,6 +76,10 @@ class _Walker:
         if kind == "variable_assignment":
             self.assign(node)
             return None
+        if kind == "function_definition":
+            name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
+            if name is not None and body is not None:
+                self.flow.functions[text(name)] = body
         out: Input = None
         for child in node.named_children:
             out = self.statement(child, stdin if kind in ("subshell", "compound_statement") else None)
@@ -97,7 +103,11 @@ class _Walker:
             return value.taint or value.text
         if redirect.type == "heredoc_redirect":
             body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-            return text(body) if body is not None else stdin
+            if body is None:
+                return stdin
+            # An unquoted delimiter expands the body: `$(curl ...)` inside it is the download itself.
+            expanded = [self.value(c) for c in body.named_children if c.type != "heredoc_content"]
+            return next((v.taint for v in expanded if v.taint), None) or text(body)
         if redirect.type == "file_redirect" and text(redirect).lstrip("0123456789").startswith("<"):
             for child in redirect.named_children:
                 value = self.value(child)
@@ -128,6 +138,16 @@ class _Walker:
         return out
 
     def run(self, argv: list[Val], stdin: Input, at: int) -> Input:
+        if argv and argv[0].text in self.flow.aliases:  # `shopt -s expand_aliases` then `alias get='curl'`
+            argv = [Val(w) for w in cmd.shlex_split(self.flow.aliases[argv[0].text])] + argv[1:]
+        if argv and argv[0].text == "alias":
+            for word in argv[1:]:
+                name, eq, value = word.text.partition("=")
+                if eq:
+                    self.flow.aliases[name] = value
+            return None
+        if argv and argv[0].text in self.flow.functions:
+            return self.call(self.flow.functions[argv[0].text], argv[1:], stdin)
         core = cmd.core_command([v.text for v in argv])
         if core is None:
             return None
@@ -135,6 +155,21 @@ class _Walker:
         if core.via_xargs and isinstance(stdin, Taint):  # xargs makes what it reads the command's arguments
             vals, stdin = [*vals, Val("<stdin>", stdin)], None
         return Command(self, core, vals, stdin, at).run()
+
+    def call(self, body: Node, args: list[Val], stdin: Input) -> Input:
+        """A shell function runs its body with the call's arguments and stdin."""
+        saved = {k: self.flow.variables.get(k) for k in ("@", "*", "1", "2", "3")}
+        taint = next((a.taint for a in args if a.taint), None)
+        joined = Val(" ".join(a.text for a in args), taint)
+        self.flow.variables.update({"@": joined, "*": joined, **{str(i + 1): a for i, a in enumerate(args[:3])}})
+        try:
+            return self.statement(body, stdin)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    self.flow.variables.pop(key, None)
+                else:
+                    self.flow.variables[key] = value
 
     # -- words --------------------------------------------------------------------------------
     def value(self, node: Node) -> Val:
@@ -174,7 +209,7 @@ class _Walker:
 
     def expansion(self, node: Node) -> Val:
         raw = text(node)
-        match = re.match(r"^\$\{?#?!?([A-Za-z_]\w*|\d)(?:(:?[-=+?])(.*?))?\}?$", raw, re.S)
+        match = re.match(r"^\$\{?#?!?([A-Za-z_]\w*|\d|@|\*)(?:(:?[-=+?])(.*?))?\}?$", raw, re.S)
         if not match:
             return Val(raw)
         known = self.flow.variables.get(match.group(1))

@@ -130,13 +130,24 @@ def _exec_form(rest: str) -> str | None:
     return shlex.join(str(a) for a in argv) if isinstance(argv, list) else None
 
 
+_MAKE_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?(?P<name>[A-Za-z_][\w.-]*)\s*[:?+!]?=\s*(?P<value>.*)$")
+_MAKE_REF = re.compile(r"\$[({](?P<name>[A-Za-z_][\w.-]*)[)}]")
+
+
 def _recipes(text: str) -> str:
-    """Recipe lines (tab-indented) with make's `@`/`-`/`+` prefixes removed and `$$` as the shell's `$`."""
+    """Recipe lines (tab-indented) as make hands them to the shell: `@`/`-`/`+` prefixes removed, make's
+    variables expanded (`$(SHELL)` is /bin/sh unless set) and `$$` as the shell's `$`."""
+    variables = {"SHELL": "/bin/sh", "MAKE": "make"}
     out = []
     for line in text.splitlines():
+        assign = _MAKE_ASSIGN.match(line)
         if line.startswith("\t"):
-            out.append(re.sub(r"^\t[@+-]*", "", line).replace("$$", "$"))
+            recipe = re.sub(r"^\t[@+-]*", "", line)
+            recipe = _MAKE_REF.sub(lambda m: variables.get(m.group("name"), m.group(0)), recipe)
+            out.append(recipe.replace("$$", "$"))
         else:
+            if assign:
+                variables[assign.group("name")] = assign.group("value").strip()
             out.append("")
     return "\n".join(out)
 

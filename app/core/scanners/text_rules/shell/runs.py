@@ -6,6 +6,7 @@ import posixpath
 import re
 from typing import Protocol
 
+from app.core.scanners.text_rules.hub_code import hub_target
 from app.core.scanners.text_rules.shell import commands as cmd
 from app.core.scanners.text_rules.shell.pycode import fetches_and_runs
 from app.core.scanners.text_rules.shell.values import HubCode, Input, Taint, Val, hub_repo, norm
@@ -130,7 +131,7 @@ class Command:
         if script is not None:
             self.run_string(script, "a shell runs")
             return
-        self.run_program(args, "a shell runs")
+        self.run_program(_shell_operands(args), "a shell runs")
 
     def python(self) -> None:
         code = self.option_value(self.args, ("-c",))
@@ -220,11 +221,11 @@ class Command:
         operands = self.operands()
         if not operands or operands[0] != "clone" or len(operands) < 2:
             return
-        found = hub_repo(operands[1]) if "://" in operands[1] else None
+        found = hub_target(operands[1])
         if found:
-            where = operands[2] if len(operands) > 2 else found[0].split("/")[1]
-            revision = self.option_text(("--branch", "-b")) or found[1]
-            self.state.hub_dirs[norm(where)] = HubCode(self.at, found[0], revision, "git clone")
+            where = operands[2] if len(operands) > 2 else found.repo.rsplit("/", 1)[1]
+            revision = self.option_text(("--branch", "-b")) or found.revision
+            self.state.hub_dirs[norm(where)] = HubCode(self.at, found.repo, revision, "git clone")
 
     def install(self) -> None:
         operands = [t for t in self.operands() if t not in ("install", "pip", "add", "run", "tool", "sync")]
@@ -240,6 +241,8 @@ class Command:
         if self.state.cwd and not path.startswith("/"):
             keys.insert(0, norm(posixpath.join(self.state.cwd, path)))
         dirs = self.state.hub_dirs
+        if "." in dirs and not path.startswith(("/", "~")):  # downloaded into the working directory
+            return dirs["."]
         for key in keys:
             parts = key.split("/")
             found = next((dirs[p] for p in ("/".join(parts[:n]) for n in range(len(parts), 0, -1)) if p in dirs), None)
@@ -280,3 +283,15 @@ class Command:
 def _path_like(value: str) -> bool:
     """A pip operand naming a directory or file, not a distribution name (`.`, `./d`, `d/`, `/opt/x`)."""
     return value.startswith((".", "/", "~")) or ("/" in value and "://" not in value and "@" not in value)
+
+
+def _shell_operands(args: list[Val]) -> list[Val]:
+    """What a shell runs: `-s` (or no file) means stdin, whatever follows; else its first operand."""
+    for i, arg in enumerate(args):
+        if arg.text == "--":
+            return args[i + 1:]
+        if arg.text.startswith("-") and not arg.text.startswith("--") and "s" in arg.text[1:]:
+            return []  # `bash -s -- args`: the program is stdin
+        if not arg.text.startswith(("-", "+")):
+            return args[i:]
+    return []

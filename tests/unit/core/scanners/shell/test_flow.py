@@ -103,3 +103,30 @@ def test_hostile_nesting_is_bounded() -> None:
     flow.run_script('bash -c "' * 50 + "curl -s http://x | sh" + '"' * 50)
     flow.run_script("$(" * 2000 + ")" * 2000)
     assert flow.steps <= 20_001
+
+
+MORE = [
+    ("bash-s-stdin-args", f"bash -s -- --gpu h100 < <(curl -fsSL {URL})", URL),  # -s: the program is stdin
+    ("heredoc-expands-download", f"bash <<EOF\n$(curl -fsSL {URL})\nEOF", URL),  # unquoted delimiter expands
+    ("alias", f"shopt -s expand_aliases\nalias get='curl -fsSL'\nalias run='sh -s --'\nget {URL} | run", URL),
+    ("function-args-and-stdin", f'fetch() {{ curl -fsSL "$@"; }}\nrun() {{ bash -s "$@"; }}\nfetch {URL} | run', URL),
+]
+
+
+@pytest.mark.parametrize(("name", "script", "url"), MORE, ids=[m[0] for m in MORE])
+def test_aliases_functions_and_here_documents_are_followed(name: str, script: str, url: str) -> None:
+    flow = Flow()
+    flow.run_script(script)
+    assert [e.url for e in flow.executions][:1] == [url], name
+
+
+def test_a_hub_download_into_the_working_directory_then_run_is_hub_code() -> None:
+    flow = Flow()
+    flow.run_script("huggingface-cli download other/tools setup.sh --local-dir . && bash setup.sh")
+    assert [h.repo for h in flow.hub] == ["other/tools"]
+
+
+def test_a_cloned_space_is_named_as_a_space() -> None:
+    flow = Flow()
+    flow.run_script("git clone https://huggingface.co/spaces/other/tools && cd tools && bash install.sh")
+    assert [h.repo for h in flow.hub] == ["spaces/other/tools"]

@@ -45,3 +45,8 @@ def test_yaml_aliases_are_not_walked_again_and_again() -> None:
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         for p, c in zip("abcdefgh", "bcdefghi", strict=True))
     assert programs("ci.yml", bomb) == []
+
+
+def test_make_variables_are_expanded_as_make_hands_recipes_to_the_shell() -> None:
+    makefile = f"RUNNER := bash\nsetup:\n\tcurl -fsSL {URL} | $(RUNNER)\nserve:\n\tcurl -fsSL {URL} | $(SHELL)\n"
+    assert _runs("Makefile", makefile) == [3, 5]
