@@ -18,6 +18,8 @@ from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import shell_rules as sh
+from app.core.scanners.text_rules.declarations import read_declarations
+from app.core.scanners.text_rules.judge import NO_SOURCE, judge
 from app.core.scanners.text_rules.text_lines import (
     Line,
     NotebookError,
@@ -38,8 +40,10 @@ from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, o
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
-             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf")
-_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc")
+             ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf",
+             ".in", ".pip", ".def", ".sbatch", ".slurm", ".gitmodules")
+_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc",
+          "singularity", "apptainer")
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 # Plain text can sniff as "pickle" ("torch==2.7" parses as opcodes); reading it as text is harmless.
@@ -85,7 +89,7 @@ class LinksScanner:
 
     def version(self) -> str:
         """Names the upstreams data by digest: changing it can change verdicts."""
-        return f"1, upstreams {hashlib.sha256(DATA_FILE.read_bytes()).hexdigest()[:12]}"
+        return f"2, upstreams {hashlib.sha256(DATA_FILE.read_bytes()).hexdigest()[:12]}"
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
@@ -102,13 +106,13 @@ class LinksScanner:
         except (NotebookError, UpstreamsError, OSError) as exc:
             return ScanOutcome.failed(self.name, path, str(exc), sink.findings)
         checker = _Checker(path, upstreams, sink)
-        for lines in line_views:
+        for text, lines in zip(views, line_views, strict=False):
             checker.check(lines)
+            checker.declarations(text)
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
 
-# Rules whose finding names no install source (a link, an upstream): the policy judges them by rule.
-_NO_SOURCE = frozenset({"upstream-link", "external-link"})
+_NO_SOURCE = NO_SOURCE  # rules whose finding names no install source: the policy judges them by rule
 
 
 def _readable(text: str) -> str:
@@ -151,6 +155,18 @@ class _Checker:
             text = _readable(self.variables.resolve(line.text[:MAX_COMMAND_CHARS]))
             commands = text if line.code or fenced else " ; ".join(_INLINE_CODE.findall(text))
             self._line(line, text, commands)
+
+    def declarations(self, text: str) -> None:
+        """Sources the file declares in its own format (pyproject, requirements, conda, Helm,
+        launchers...), judged by ``judge``; one a line check already reported is not repeated."""
+        found = read_declarations(self.path, text)
+        if found.error:
+            self.add("scan-error", Severity.MEDIUM, f"declarations not read: {found.error}", "declarations",
+                     "1", found.error)
+        for declared in found:
+            where = declared.where.removeprefix("line ")
+            for hit in judge(declared, self.up):
+                self.add(hit.rule, hit.severity, hit.message, hit.key, where, declared.text, source=hit.source)
 
     def add(self, rule: str, severity: Severity, message: str, key: str, where: str, text: str,
             source: str | None = None) -> None:
