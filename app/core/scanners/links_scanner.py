@@ -18,7 +18,7 @@ from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import shell_rules as sh
-from app.core.scanners.text_rules.declarations import read_declarations
+from app.core.scanners.text_rules.declarations import read_declarations, requirements
 from app.core.scanners.text_rules.judge import NO_SOURCE, judge
 from app.core.scanners.text_rules.text_lines import (
     Line,
@@ -181,8 +181,12 @@ class _Checker:
 
     def _line(self, line: Line, text: str, commands: str) -> None:
         urls = extract_urls(text)
-        pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
+        # A requirements file is pip's own syntax (abbreviated options, `-iURL`): its reader parses it;
+        # package names there are judged with the file's declarations.
+        pip_runs = [] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
+        if self.requirements:
+            flagged |= set(self._indexes(line, requirements.indexes_of_line(text)))
         flagged |= self._conda(line, self.condarc.feed(text) if self.condarc else sh.conda_channels(commands))
         flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)

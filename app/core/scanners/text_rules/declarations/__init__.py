@@ -26,7 +26,7 @@ from app.core.scanners.text_rules.declared import Declared
 
 __all__ = ["Reading", "declarations_of", "read_declarations"]
 
-_REQUIREMENTS = re.compile(r"(?:requirements.*\.(?:txt|in)|constraints.*\.txt|.*\.pip)$")
+_REQUIREMENTS = re.compile(r"(?:.*requirements.*\.(?:txt|in)|constraints.*\.txt|.*\.pip)")
 _CONDA_NAMES = re.compile(r"(?:environment|env[^/]*|conda[^/]*)\.ya?ml$")
 _CHART_NAMES = ("chart.yaml", "chart.yml")
 _DEFINITION = re.compile(r"(?:.*\.def|singularity(?:\..*)?|apptainer(?:\..*)?)$")

@@ -76,6 +76,13 @@ def read_line(line: str, where: str, via: str, found: Reading) -> None:
         found.add(_option(option, value, where, text, via))
 
 
+def indexes_of_line(line: str) -> list[str]:
+    """The index, find-links and trusted-host values one requirements line sets (for line checks)."""
+    found = Reading()
+    read_line(line, "", VIA, found)
+    return [d.value for d in found if d.kind == "index"]
+
+
 def _split(line: str) -> tuple[str, list[str]]:
     tokens = line.split(" ")
     index = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))

@@ -22,6 +22,7 @@ from app.core.scanners.text_rules.declarations.images import helm_image, normali
 from app.core.scanners.text_rules.declarations.yaml_nodes import items, line, mapping, scalar, walk
 from app.core.scanners.text_rules.declared import Declared
 
+_STR = "tag:yaml.org,2002:str"
 _IMAGE_KEYS = frozenset({"image", "container_image", "containerImage", "container-image"})
 
 
@@ -100,6 +101,8 @@ def images(roots: list[yaml.Node], lines: Lines) -> Reading:
 
 def _image(value: yaml.Node, registry: str | None, lines: Lines, found: Reading) -> None:
     text = scalar(value)
+    if text is not None and value.tag != _STR:  # `image: true`, `image: null`: YAML says no string
+        return
     if text is not None:
         image = normalise(text)
     else:
