@@ -7,11 +7,13 @@ before the failure (often nothing) and ``error`` saying why. The caller decides 
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from app.core.scanners.text_rules.declared import Declared, DeclaredKind
 
 MAX_DECLARATIONS = 2000  # per file: a generated lock-like file beyond this is read only so far
+MAX_MISSES = 64  # values sought in vain per file before lines fall back to the block's first
 MAX_LINE_TEXT = 400  # characters of a line kept as evidence (the finding shortens it again)
 
 # PEP 508 name, optional extras, then `@ URL` (a direct reference). The name rule is PEP 508's.
@@ -29,8 +31,12 @@ class Reading(list[Declared]):
         super().__init__(found or [])
         self.error = error
 
+    @property
+    def full(self) -> bool:
+        return len(self) >= MAX_DECLARATIONS
+
     def add(self, declared: Declared | None) -> None:
-        if declared is not None and len(self) < MAX_DECLARATIONS:
+        if declared is not None and not self.full:
             self.append(declared)
 
 
@@ -71,14 +77,28 @@ def requirement(spec: str, where: str, text: str, via: str) -> Declared | None:
     return Declared("package", package, where, text, via)
 
 
-def line_of(text: str, needle: str, start: int = 0) -> tuple[int, str]:
-    """The (1-based number, text) of the first line from ``start`` containing ``needle``; for readers
-    whose parser keeps no positions. Falls back to the first line when the needle is not there
-    verbatim (TOML escapes, multi-line strings)."""
-    index = text.find(needle, start) if needle else -1
-    if index < 0:
-        index = start if start < len(text) else 0
-    number = text.count("\n", 0, index) + 1
-    begin = text.rfind("\n", 0, index) + 1
-    end = text.find("\n", index)
-    return number, text[begin: end if end >= 0 else len(text)][:MAX_LINE_TEXT]
+class LineIndex:
+    """Line numbers for readers whose parser keeps no positions (tomllib): the first line, from
+    ``start``, holding the value verbatim, searched from the previous hit first (values come in
+    file order), so a file of many values is read in about one pass."""
+
+    def __init__(self, text: str, start: int = 0) -> None:
+        self.text, self.start, self.last = text, start, start
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.misses = 0  # values not found verbatim: each costs a pass over the text, so few are sought
+
+    def find(self, needle: str) -> tuple[int, str]:
+        """(1-based number, text) of the line; the block's first line when the needle is not there
+        verbatim (TOML escapes, multi-line strings)."""
+        index = self.text.find(needle, self.last) if needle and self.misses < MAX_MISSES else -1
+        if index < 0 and needle and self.misses < MAX_MISSES:
+            index = self.text.find(needle, self.start)
+        if index < 0:
+            self.misses += 1
+            index = self.start
+        else:
+            self.last = index
+        number = bisect.bisect_right(self.starts, index)
+        begin = self.starts[number - 1]
+        end = self.text.find("\n", begin)
+        return number, self.text[begin: end if end >= 0 else len(self.text)][:MAX_LINE_TEXT]

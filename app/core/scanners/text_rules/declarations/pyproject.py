@@ -26,7 +26,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from app.core.scanners.text_rules.declarations.common import Reading, at, line_of, requirement, source_kind
+from app.core.scanners.text_rules.declarations.common import LineIndex, Reading, at, requirement, source_kind
 from app.core.scanners.text_rules.declared import Declared
 
 _UV_REQUIREMENT_LISTS = ("override-dependencies", "constraint-dependencies", "dev-dependencies",
@@ -45,10 +45,10 @@ class Locator:
     """Line numbers for values tomllib parsed without them: the first line holding the value verbatim."""
 
     def __init__(self, text: str, start: int = 0) -> None:
-        self.text, self.start = text, start
+        self.index = LineIndex(text, start)
 
     def find(self, value: str) -> tuple[str, str]:
-        number, line = line_of(self.text, value, self.start)
+        number, line = self.index.find(value)
         return at(number), line.strip()
 
 
@@ -75,13 +75,15 @@ def read_data(data: dict[str, Any], where: Locator, script: bool = False) -> Rea
 
 def _requirements(specs: list[Any], via: str, where: Locator, found: Reading) -> None:
     for spec in specs:
+        if found.full:
+            return
         if isinstance(spec, str):
             spec = spec.removeprefix("-e ").strip()  # PDM writes editable dev requirements so
             found.add(requirement(spec, *where.find(spec), via))
 
 
 def _index(url: Any, via: str, where: Locator, found: Reading, extra: bool) -> None:
-    if isinstance(url, str) and url:
+    if isinstance(url, str) and url and not found.full:
         found.add(Declared("index", url, *where.find(url), via, extra=extra))
 
 

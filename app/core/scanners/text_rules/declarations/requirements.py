@@ -40,6 +40,8 @@ _SHORT = {"-i": "--index-url", "-f": "--find-links", "-r": "--requirement", "-c"
 def read(text: str, via: str = VIA) -> Reading:
     found = Reading()
     for number, line in logical_lines(text):
+        if found.full:
+            break
         read_line(line, at(number), via, found)
     return found
 

@@ -6,6 +6,8 @@ repositories: source priority primary/supplemental/explicit) and PDM (config: `[
 
 from __future__ import annotations
 
+import time
+
 from app.core.scanners.text_rules.declarations import pyproject
 from tests.unit.core.scanners.declarations.helpers import pairs
 
@@ -158,3 +160,20 @@ def test_wrong_shapes_are_ignored_not_raised() -> None:
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
     found = pyproject.read("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
     assert list(found) == [] and found.error
+
+
+def test_many_values_are_read_in_about_one_pass() -> None:
+    # Lines are found by searching forward from the previous value; a quadratic search took minutes here.
+    text = "[project]\ndependencies = [\n" + "".join(f'  "pkg{i}>=1.0",\n' for i in range(150_000)) + "]\n"
+    start = time.monotonic()
+    found = pyproject.read(text)
+    assert time.monotonic() - start < 5
+    assert len(found) == 2000 and found[-1].where == "line 2002"
+
+
+def test_values_not_written_verbatim_fall_back_without_rescanning() -> None:
+    # TOML escapes: "\u0076llm" is "vllm", never found verbatim; after a few misses no more full scans.
+    text = "[project]\ndependencies = [\n" + '  "\\u0076llm",\n' * 3000 + "]\n" + "# pad\n" * 200_000
+    start = time.monotonic()
+    found = pyproject.read(text)
+    assert time.monotonic() - start < 5 and found[0].value == "vllm" and found[0].where == "line 1"
