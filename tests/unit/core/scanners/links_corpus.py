@@ -181,7 +181,8 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
     ("submodule fork", {".gitmodules": '[submodule "v"]\n\tpath = v\n\turl = https://github.com/someone/vllm.git\n'},
      _reject("forked-code")),
     # pyxis hands REGISTRY#IMAGE to enroot: the job runs in that registry's image.
-    ("sbatch pyxis image", {"train.sbatch": "#!/bin/bash\n#SBATCH --container-image=registry.example.invalid\\#t/x:1\n"},
+    ("sbatch pyxis image",
+     {"train.sbatch": "#!/bin/bash\n#SBATCH --container-image=registry.example.invalid\\#t/x:1\n"},
      _reject("untrusted-container-image")),
 ]
 
