@@ -34,7 +34,13 @@ from app.core.scanners.text_rules.upstreams import (
     image_source,
     load_upstreams,
 )
-from app.core.scanners.text_rules.url_rules import classify_url, extract_urls, official_source, source_of
+from app.core.scanners.text_rules.url_rules import (
+    classify_url,
+    download_source,
+    extract_urls,
+    official_source,
+    source_of,
+)
 
 # Python too: URLs of kernels/binaries fetched by modelling code, and shell strings it runs.
 _SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".sh", ".bash", ".zsh", ".ps1", ".psm1", ".bat",
@@ -222,10 +228,13 @@ class _Checker:
             self._report_execute(why, [url], where, text, key=url)  # once per downloaded file
 
     def _report_execute(self, why: str, urls: list[str], where: str, text: str, key: str) -> None:
+        # One URL: the script run is known, and the policy's `installers` may vouch for it. Several: not.
+        source = download_source(urls[0]) if len(urls) == 1 else None
         if urls and all(self._official(u) for u in urls):
-            self.add("official-install-script", Severity.LOW, f"{why} (official source)", key, where, text)
+            self.add("official-install-script", Severity.LOW, f"{why} (official source)", key, where, text,
+                     source=source)
         else:
-            self.add("download-and-execute", Severity.CRITICAL, why, key, where, text)
+            self.add("download-and-execute", Severity.CRITICAL, why, key, where, text, source=source)
 
     def _pip(self, line: Line, args: list[str]) -> list[str]:
         """Report pip's package sources and names; returns the index URLs flagged as untrusted."""

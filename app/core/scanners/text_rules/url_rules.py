@@ -139,6 +139,17 @@ def source_of(url: str) -> str | None:
     return f"{host}{path.rstrip('/')}"[:200]
 
 
+def download_source(url: str) -> str | None:
+    """``host/path`` of a URL a command downloads and runs (no scheme, user, port, query or fragment),
+    path decoded and normalised: the trust policy's `installers` globs match the script itself."""
+    try:
+        parts = urlsplit(normalise(url))
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return None
+    return f"{host}{request_path(parts.path).rstrip('/')}"[:300] if host else None
+
+
 def _redirect(host: str, context: str) -> Hit:
     if context == "link":
         return Hit("external-link", Severity.INFO, f"short, redirecting or paste link to {host}")
