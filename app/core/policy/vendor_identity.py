@@ -57,8 +57,10 @@ class Registry:
 
     @cached_property
     def real(self) -> frozenset[str]:
-        """Every listed identity as an owner would spell it: a source owned by one is no imitation."""
-        listed = (*self.tier_orgs, *self.distinct, *(i for v in self.vendors for i in (*v.accounts, *v.names)))
+        """Listed orgs and names as an owner would spell them: a source owned by one is no imitation.
+
+        Not handles: `NVIDIAAI` on X says nothing of who owns github.com/nvidia-ai."""
+        listed = (*self.tier_orgs, *self.distinct, *(i for v in self.vendors for i in (*v.hub, *v.github, *v.names)))
         return frozenset(plain(i) for i in listed)
 
     def vendor_of(self, org: str) -> str:
