@@ -37,7 +37,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("repo.tier", "string",
              "`vendor-official`, `trusted` or `third-party` (unknown orgs, no repo id)."),
     Variable("repo.lookalike", "bool", "The org imitates a vendor-official or trusted org or a vendor's "
-             "`identities`, or the repo name imitates a vendor's path (`models--nvidia--X`, `nvidia∕X`)."),
+             "`identities`, or the repo name imitates a vendor's path (`models--nvidia--X`, or `nvidia` and a "
+             "slash look-alike such as U+2215)."),
     Variable("repo.lookalike_of", "string or null", "The org or identity it imitates (`NVIDIA+NeMo` for two "
              "of a vendor's names joined)."),
     Variable("repo.facts", "map", "Hub metadata as given by the source (author, tags, gated, private, "

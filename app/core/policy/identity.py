@@ -6,7 +6,7 @@ Two kinds of imitation are judged (see skeleton.py for how names are compared):
   GitHub org, a company or product name or a social handle used as a Hub org, with affixes, joined
   to another of the vendor's names, or (long names) an edit away.
 A repo NAME imitates a vendor's path when it starts with one of the vendor's accounts followed by
-`--` (the Hub cache form `models--nvidia--X`) or a slash look-alike (`nvidia∕X`).
+`--` (the Hub cache form `models--nvidia--X`) or a slash look-alike (U+2215, U+FF0F...).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def lookalike_of(org: str | None, tiers: Tiers, identities: Mapping[str, Identit
     return hit.what if hit else None
 
 
-def repo_lookalike_of(repo_id: str | None, tiers: Tiers, identities: Mapping[str, Identity] | None = None) -> str | None:
+def repo_lookalike_of(repo_id: str | None, tiers: Tiers,
+                      identities: Mapping[str, Identity] | None = None) -> str | None:
     """What a repo id imitates: its org (as lookalike_of), else its name (a vendor's path in the name)."""
     if not repo_id:
         return None

@@ -186,8 +186,9 @@ class Policy(_Model):
     installers: dict[Slug, list[SourcePattern]] = Field(
         default_factory=dict,
         description="Documented install scripts of tools (`astral.sh/uv/*`, `sh.rustup.rs`), as `host/path` "
-        "globs (on a shared host such as github.com, with a literal owner). A `download-and-execute` finding whose `source` matches one has "
-        "`f.installer` set to the tool, and the floor does not count it as critical.",
+        "globs (on a shared host such as github.com, with a literal owner). A `download-and-execute` finding "
+        "whose `source` matches one has `f.installer` set to the tool, and the floor does not count it as "
+        "critical.",
     )
 
     @field_validator("description")

@@ -156,7 +156,7 @@ def name_imitated(name: str, org: str | None, registry: Registry, imitates_org: 
         parts = parts[1:]
         if len(parts) < 2:
             return None
-    hit = registry.accounts.get(skeleton(parts[0]))  # skeleton: `nvіdia--X` with a Cyrillic i too
+    hit = registry.accounts.get(skeleton(parts[0]))  # by skeleton: a homoglyph in the name too
     if hit is None or (org is not None and registry.vendor_of(org).casefold() == hit.vendor.casefold()):
         return None  # a vendor naming its own path imitates no one
     return hit
