@@ -107,5 +107,7 @@ def _probe_activations(model: Policy) -> list[Activation]:
     lists = dict(model.lists)
     return [
         build_activation(PolicyFacts(), [], [], ("third-party", None), lists),
-        build_activation(one, list(one.findings), [], ("vendor-official", None), lists, VendorData.of(model)),
+        # No tiers: the probe names variables; judging its made-up source for lookalikes would load rapidfuzz.
+        build_activation(one, list(one.findings), [], ("vendor-official", None), lists,
+                         VendorData(model.sources, model.installers)),
     ]
