@@ -39,6 +39,8 @@ REAL_THIRD_PARTIES = [
     "keras-io", "hf-internal-testing", "huggingface-course", "stable-diffusion-v1-5", "Tongyi-Zhiwen", "laion",
     "timm", "pytorch", "Kwai-Kolors", "stepfun-ai", "MiniMaxAI", "ByteDance-Seed", "baichuan-inc",
     "inclusionAI", "XiaomiMiMo", "rednote-hilab", "mistral-community", "HuggingFaceH4", "open-r1",
+    "deepseek-community", "mlc-ai", "lmsys", "togethercomputer", "databricks", "Helsinki-NLP", "Xenova",
+    "onnx-community", "Systran", "pyannote",
 ]
 
 
@@ -156,8 +158,10 @@ def test_source_lookalikes(source: str, vendor: str) -> None:
 
 
 @pytest.mark.parametrize("source", [
-    "github.com/NVIDIA/vllm", "github.com/NVIDIA-NeMo/NeMo", "github.com/meta-llama/llama-models",
-    "github.com/huggingface/transformers", "github.com/vllm-project/vllm", "github.com/neuralmagic/llm-compressor",
+    "github.com/NVIDIA/vllm", "github.com/NVIDIA-ISAAC-ROS/x", "github.com/intel-analytics/ipex-llm",
+    "github.com/google-research-datasets/x", "github.com/mlc-ai/mlc-llm", "github.com/NVIDIA-NeMo/NeMo",
+    "github.com/meta-llama/llama-models", "github.com/huggingface/transformers", "github.com/vllm-project/vllm",
+    "github.com/neuralmagic/llm-compressor",
     "pypi.nvidia.com/simple", "developer.download.nvidia.com/compute/cuda/x.run", "registry.redhat.io/rhaiis/vllm",
     "mcr.microsoft.com/azureml", "us-docker.pkg.dev/vertex-ai/x", "docker.io/rocm/vllm", "anaconda.org/nvidia",
     "astral.sh/uv/install.sh", "sh.rustup.rs", "download.pytorch.org/whl", "storage.googleapis.com/x",
