@@ -47,7 +47,7 @@ VARIABLES: tuple[Variable, ...] = (
              "`scanned` (bool), `sha256` (or null)."),
     Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `severity` "
              "(info..critical), `rank` (0..4), `message`, `source` (where code would come from: "
-             "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the org whose "
+             "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the vendor whose "
              "policy `sources` list it, or null), `vendor_source` (bool: `source_owner` is set), "
              "`source_lookalike` (the vendor whose `identities` the source's owner imitates: a GitHub or "
              "GitLab owner, an image namespace, a conda channel, or a host's registrable-domain label; or null) "
