@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.closure import closure_from
@@ -12,9 +12,10 @@ from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
-from app.core.policy.identity import lookalike_of, tier_of
-from app.core.policy.schema import TierName, Tiers
-from app.core.policy.sources import source_owner
+from app.core.policy.identity import imitates_org, repo_lookalike_of, tier_of
+from app.core.policy.schema import Identity, Policy, TierName, Tiers
+from app.core.policy.sources import installer_of, source_owner
+from app.core.policy.vendor_identity import Registry, registry_of, source_imitated
 from app.core.repo_refs import references_from
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
@@ -35,16 +36,23 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("repo.revision", "string or null", "The 40-hex commit vetted, when known."),
     Variable("repo.tier", "string",
              "`vendor-official`, `trusted` or `third-party` (unknown orgs, no repo id)."),
-    Variable("repo.lookalike", "bool", "The org imitates a vendor-official or trusted org (see identity)."),
-    Variable("repo.lookalike_of", "string or null", "The org it imitates."),
+    Variable("repo.lookalike", "bool", "The org imitates a vendor-official or trusted org or a vendor's "
+             "`identities`, or the repo name imitates a vendor's path (`models--nvidia--X`, or `nvidia` and a "
+             "slash look-alike such as U+2215)."),
+    Variable("repo.lookalike_of", "string or null", "The org or identity it imitates (`NVIDIA+NeMo` for two "
+             "of a vendor's names joined)."),
     Variable("repo.facts", "map", "Hub metadata as given by the source (author, tags, gated, private, "
              "cardData...). Keys may be missing: guard with `has(repo.facts.x)`."),
     Variable("files", "list(map)", "One per file: `path`, `size`, `format` (content-sniffed), "
              "`scanned` (bool), `sha256` (or null)."),
     Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `severity` "
              "(info..critical), `rank` (0..4), `message`, `source` (where code would come from: "
-             "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the org whose "
-             "policy `sources` list it, or null) and `vendor_source` (bool: `source_owner` is set)."),
+             "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the vendor whose "
+             "policy `sources` list it, or null), `vendor_source` (bool: `source_owner` is set), "
+             "`source_lookalike` (the vendor whose `identities` the source's owner imitates: a GitHub or "
+             "GitLab owner, an image namespace, a conda channel, or a host's registrable-domain label; or null) "
+             "and `installer` (a `download-and-execute` finding whose source is a listed `installers` script: "
+             "the tool; else null)."),
     Variable("waived", "list(map)", "Findings removed by waivers (same shape as `findings`)."),
     Variable("finding_rules", "list(string)", "Distinct `rule` ids of `findings`."),
     Variable("severity", "map(string, int)", "Severity ranks: `severity.info` 0 ... `severity.critical` 4."),
@@ -75,11 +83,35 @@ VARIABLES: tuple[Variable, ...] = (
 )
 
 
-def finding_map(f: FindingFact, sources: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    owner = source_owner(f.source, sources)
+@dataclass(frozen=True)
+class VendorData:
+    """The policy's vendor data as the variables read it: sources, installers, tiers and identities."""
+
+    sources: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    installers: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    tiers: Tiers | None = None  # None: every org third-party, no lookalike judgement (probes)
+    identities: Mapping[str, Identity] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, policy: Policy) -> VendorData:
+        return cls(policy.sources, policy.installers, policy.tiers, policy.identities)
+
+    @property
+    def registry(self) -> Registry | None:
+        return registry_of(self.tiers, self.identities) if self.tiers else None
+
+
+NO_VENDOR_DATA = VendorData()
+
+
+def finding_map(f: FindingFact, vendors: VendorData) -> dict[str, Any]:
+    owner = source_owner(f.source, vendors.sources)
+    registry = vendors.registry
+    imitated = source_imitated(f.source, registry, imitates_org) if registry and f.source else None
     return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule,
             "severity": f.severity.value, "rank": f.severity.rank, "message": f.message,
-            "source": f.source, "source_owner": owner, "vendor_source": owner is not None}
+            "source": f.source, "source_owner": owner, "vendor_source": owner is not None,
+            "source_lookalike": imitated, "installer": installer_of(f.rule, f.source, vendors.installers)}
 
 
 def build_activation(
@@ -88,8 +120,7 @@ def build_activation(
     waived: list[FindingFact],
     identity: tuple[TierName, str | None],
     lists: dict[str, list[str]],
-    sources: Mapping[str, Sequence[str]] | None = None,
-    tiers: Tiers | None = None,
+    vendors: VendorData = NO_VENDOR_DATA,
 ) -> Activation:
     """Values for every variable in VARIABLES, built once per decision.
 
@@ -97,7 +128,6 @@ def build_activation(
     hub metadata needs a JSON round trip.
     """
     tier, lookalike_of = identity
-    sources = sources or {}
     repo = facts.repo
     worst = max((f.severity for f in findings), key=lambda s: s.rank, default=None)
     plain: dict[str, Any] = {
@@ -106,8 +136,8 @@ def build_activation(
                  "facts": to_plain(repo.facts)},  # hub metadata: anything JSON-able
         "files": [{"path": f.path, "size": f.size, "format": f.format, "scanned": f.scanned,
                    "sha256": f.sha256} for f in facts.files],
-        "findings": [finding_map(f, sources) for f in findings],
-        "waived": [finding_map(f, sources) for f in waived],
+        "findings": [finding_map(f, vendors) for f in findings],  # registry_of is cached: built once
+        "waived": [finding_map(f, vendors) for f in waived],
         "finding_rules": sorted({f.rule for f in findings}),
         "severity": SEVERITY_RANKS,
         "max_severity": worst.value if worst else "none",
@@ -117,14 +147,14 @@ def build_activation(
         "formats": sorted({f.format for f in facts.files}),
         "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
         "lists": lists,
-        "referenced_repos": referenced_repos(findings, facts.reference_status, tiers),
+        "referenced_repos": referenced_repos(findings, facts.reference_status, vendors),
         "closure": [json.loads(item.evidence()) for item in closure_from(findings)],
     }
     return Activation(plain)
 
 
 def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = (),
-                     tiers: Tiers | None = None) -> list[dict[str, Any]]:
+                     vendors: VendorData = NO_VENDOR_DATA) -> list[dict[str, Any]]:
     """The `repo-reference` findings as maps, one per (repo, revision, path) as the report lists them, with the
     store's judgement and the tier of the referenced org (third-party when the policy's tiers are not given).
 
@@ -137,8 +167,9 @@ def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact
         org = ref.repo.split("/", 1)[0]
         maps.append(vars(ref) | {"vetted": bool(known and known.vetted), "approved": bool(known and known.approved),
                                  "sha": known.sha if known else None,
-                                 "tier": tier_of(org, tiers) if tiers else "third-party",
-                                 "lookalike": bool(tiers and lookalike_of(org, tiers))})
+                                 "tier": tier_of(org, vendors.tiers) if vendors.tiers else "third-party",
+                                 "lookalike": bool(vendors.tiers and
+                                                   repo_lookalike_of(ref.repo, vendors.tiers, vendors.identities))})
     return maps
 
 

@@ -12,9 +12,10 @@ from pydantic.fields import FieldInfo
 
 from app.core.policy.activation import VARIABLES
 from app.core.policy.cases import Expectation, PolicyCase
+from app.core.policy.docs_vendors import VENDOR_DATA
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts, RepoFacts
 from app.core.policy.floor import CODE_FORMATS
-from app.core.policy.schema import RESERVED_RULE_IDS, Defaults, FindingMatch, Policy, Rule, Tiers, Waiver
+from app.core.policy.schema import RESERVED_RULE_IDS, Defaults, FindingMatch, Identity, Policy, Rule, Tiers, Waiver
 
 _INTRO = """\
 # Trust policies
@@ -36,8 +37,12 @@ verdict records the policy's name and sha256.
   paste URL: `forked-code`, `unknown-code-install`, `untrusted-package-index`,
   `untrusted-container-image`, `redirect-url`) is a dangerous capability: reject for third
   parties, review for listed orgs, unless the finding's `source` is one the policy's `sources`
-  list for a vendor (NVIDIA's own forks, `nvcr.io/nim`, `pypi.nvidia.com`). Such a vendor
-  source does not stop a vendor-official approval, and a third party using it is reviewed.
+  list for a vendor (NVIDIA's own forks, `nvcr.io/nim`, `pypi.nvidia.com`, Red Hat's registries).
+  Such a vendor source does not stop a vendor-official approval, and a third party using it is
+  reviewed. A source whose owner imitates a vendor's identity (`f.source_lookalike`) is rejected
+  for third parties and reviewed for listed orgs; a listed installer's documented script piped
+  into a shell (`f.installer`: uv, rustup, Homebrew, the CUDA runfile...) is judged like a low
+  finding, while any other download-and-execute stays critical.
   Dangerous capabilities (`lists.dangerous_capability`) include native code however it is shipped:
   `executable-binary`, `archive-executable`, `encoded-executable` (a file that decodes by XOR,
   base64, hex or gzip to an executable) and card lines that stage a shipped file
@@ -70,8 +75,8 @@ verdict records the policy's name and sha256.
   chain deeper than 3 is not approved, and so is every reference when no store is consulted
   (`hfvet scan`, `--no-store`). `hfvet vet --with-references` vets the references too.
 - `strict.yaml`: vendor-official only; no pickle-format files, no repo Python code, nothing high,
-  and every referenced repo approved (`unapproved-reference`:
-  `!referenced_repos.all(r, r.approved)` rejects).
+  no source imitating a vendor, and every referenced repo approved (`unapproved-reference`:
+  `!referenced_repos.all(r, r.approved)` rejects). It lists no `installers`.
 - `unsafe-allow-all.yaml`: approves everything. Development only: loading it logs a warning and
   every verdict carries the reason `unsafe-policy`.
 - `tests/<policy>/*.yaml`: fixture cases, one per file (`hfvet policy test`). `tests/floor/`
@@ -80,7 +85,8 @@ verdict records the policy's name and sha256.
 ## How a decision is made
 
 1. Identity: the org of `repo.id` gets a tier (`vendor-official`, `trusted`, else `third-party`;
-   no repo id is `third-party`) and a lookalike check against vendor-official and trusted orgs.
+   no repo id is `third-party`) and a lookalike check of the org against vendor-official and
+   trusted orgs and every vendor's `identities`, and of the repo name against vendors' paths.
 2. Waivers that match the repo and revision are applied: a `finding` waiver drops matching
    findings, a `rule` waiver switches a rule off. An expired waiver is not applied and is
    reported as a `waiver-expired` reason. A `finding` waiver for revision `*` never drops a
@@ -96,7 +102,8 @@ verdict records the policy's name and sha256.
 6. The floor: under every rule sits a floor that no rule, default or waiver can go below (only
    a policy marked `unsafe: true` is exempt). It raises the verdict, adding its reason, when
    the rules gave less:
-   - `floor-critical`, **reject**: a critical finding. If every critical finding was dropped by a
+   - `floor-critical`, **reject**: a critical finding (a `download-and-execute` of a listed
+     installer's script excepted: the policy judges it). If every critical finding was dropped by a
      waiver pinned to this commit, **review** instead: a human's word stops the rejection, not
      the review. A `rule` waiver switching off a policy's critical-finding rule changes nothing.
    - `floor-unscanned-code`, **review**: a file not fully vetted (`files[].scanned == false`:
@@ -120,20 +127,8 @@ The recorded sha256 is taken over the canonical JSON of the *validated* policy (
 defaults filled in, tier org lists sorted, descriptions and runs of whitespace in `when`
 expressions outside string literals collapsed). YAML comments, quoting, key order, line
 wrapping and shorthand (`default: review` vs. a per-tier map) do not change it; any change of
-meaning does. Optional sections added later (`sources`, `tiers.distinct`) are left out of the
-hash while empty, so a policy that does not use them keeps the hash it had.
-
-## Vendor sources
-
-`sources` maps a vendor (usually an org in a tier) to the code sources it owns, as `host/path`
-globs without a scheme: `github.com/NVIDIA/*` (its forks), `nvcr.io/nim/*` (its registry),
-`pypi.nvidia.com` (its index; a pattern without `*` covers the paths below it). Scanners name
-where an install would take code from in a finding's `source` (`github.com/owner/repo`,
-`nvcr.io/nim/meta/llama-3.1-8b-instruct`, `docker.io/someone/image`, `anaconda.org/channel`,
-an index's `host/path`); a rule sees `f.source_owner` (the org whose patterns match, compared
-case-folded) and `f.vendor_source`. This is data, reviewed like the tiers: adding a vendor's
-fork or registry is a pull request to the policy, not to the scanners. Listing a vendor's
-sources trusts where its code comes from, not its repos: a vendor not in a tier stays third-party.
+meaning does. Optional sections added later (`sources`, `identities`, `installers`,
+`tiers.distinct`) are left out of the hash while empty, so a policy that does not use them keeps the hash it had.
 
 ## Lookalike orgs
 
@@ -148,7 +143,8 @@ come off either end, separators or not (`nvidiaresearch`, `theofficialnvidia`, `
 names of 6 characters or more, such a word run or stripped name may also be one edit away
 (`nviidia-official`). Listed orgs are never lookalikes; add a legitimate but similar org to
 `trusted` (or `vendor-official`) in a reviewed change, or to `tiers.distinct` to say it is a
-separate publisher without trusting it (it stays third-party).
+separate publisher without trusting it (it stays third-party). The policy's `identities` extend
+this to every name a vendor goes by (see Vendor data below).
 """
 
 _COMMANDS = """\
@@ -166,14 +162,14 @@ _COMMANDS = """\
 """
 
 _PLAIN: dict[Any, str] = {str: "string", int: "int", bool: "bool", Any: "any", date: "date (YYYY-MM-DD)"}
-_MODELS: tuple[type[BaseModel], ...] = (Policy, Tiers, Rule, Defaults, Waiver, FindingMatch)
+_MODELS: tuple[type[BaseModel], ...] = (Policy, Tiers, Identity, Rule, Defaults, Waiver, FindingMatch)
 _CASE_MODELS: tuple[type[BaseModel], ...] = (PolicyCase, Expectation, PolicyFacts, RepoFacts, FileFact,
                                              FindingFact)
 
 
 def render_policy_docs() -> str:
     parts = [_INTRO.format(reserved=", ".join(f"`{r}`" for r in sorted(RESERVED_RULE_IDS)),
-                           code_formats=", ".join(f"`{f}`" for f in sorted(CODE_FORMATS)))]
+                           code_formats=", ".join(f"`{f}`" for f in sorted(CODE_FORMATS))), VENDOR_DATA]
     parts.append("## Policy file schema\n\nUnknown keys are errors. `Policy` is the top level.\n")
     parts += [_model_table(m) for m in _MODELS]
     parts.append(_variables_table())

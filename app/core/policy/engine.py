@@ -13,11 +13,11 @@ from typing import Literal
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.policy.activation import build_activation
+from app.core.policy.activation import VendorData, build_activation
 from app.core.policy.cel import Activation, CelEvalError, run_bool
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, ReferenceJudge, facts_from
 from app.core.policy.floor import apply_floor
-from app.core.policy.identity import lookalike_of, tier_of
+from app.core.policy.identity import repo_lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
 from app.core.policy.waivers import INFO, WaiverOutcome, apply_waivers
@@ -111,10 +111,11 @@ class _Context:
 def _context(policy: LoadedPolicy, facts: PolicyFacts, today: date | None) -> _Context:
     """Identity, waivers and the CEL variables: what every rule of ``policy`` runs against."""
     model = policy.model
-    tier, imitated = tier_of(facts.repo.org, model.tiers), lookalike_of(facts.repo.org, model.tiers)
+    tier = tier_of(facts.repo.org, model.tiers)
+    imitated = repo_lookalike_of(facts.repo.id, model.tiers, model.identities)
     waivers = apply_waivers(model.waivers, facts, today or datetime.now(UTC).date())
     activation = build_activation(facts, waivers.findings, waivers.waived, (tier, imitated), model.lists,
-                                  model.sources, model.tiers)
+                                  VendorData.of(model))
     return _Context(tier, imitated, waivers, activation)
 
 
@@ -129,7 +130,8 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
     )
     verdict, reasons = _combine(policy, results, tier)
     if not policy.model.unsafe:
-        verdict, reasons = apply_floor(facts, waivers.findings, waivers.waived, (verdict, reasons))
+        verdict, reasons = apply_floor(facts, waivers.findings, waivers.waived, (verdict, reasons),
+                                       model.installers)
     decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref)
     return Evaluation(decision, tier, imitated, results, tuple(waivers.waived))
 

@@ -7,6 +7,8 @@ or a waiver cannot approve malware or code nobody looked at. Only a policy expli
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from app.core.findings import Severity
 from app.core.formats.detect import (
     EXECUTABLES,
@@ -18,6 +20,7 @@ from app.core.formats.detect import (
     Format,
 )
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts
+from app.core.policy.sources import installer_of
 from app.core.verdict import Reason, Verdict, most_severe
 
 FLOOR_CRITICAL = "floor-critical"
@@ -39,12 +42,17 @@ def apply_floor(
     findings: list[FindingFact],
     waived: list[FindingFact],
     ruled: tuple[Verdict, list[Reason]],
+    installers: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Verdict, list[Reason]]:
     """Raise the rules' verdict to the floor; each floor reason that raised it is recorded.
 
-    `findings` are those left after waivers, `waived` those the waivers removed.
+    `findings` are those left after waivers, `waived` those the waivers removed. A download-and-execute
+    of a listed installer's documented script (`installers`) is the policy's to judge, not the floor's.
     """
     verdict, reasons = ruled
+    if installers:
+        findings = [f for f in findings if installer_of(f.rule, f.source, installers) is None]
+        waived = [f for f in waived if installer_of(f.rule, f.source, installers) is None]
     raising = [r for r in floor_reasons(facts, findings, waived) if r.decision.rank > verdict.rank]
     if not raising:
         return verdict, reasons

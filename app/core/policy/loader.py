@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.findings import Severity
-from app.core.policy.activation import build_activation, top_level_names
+from app.core.policy.activation import VendorData, build_activation, top_level_names
 from app.core.policy.cel import Activation, CelEvalError, CelProgram, compile_cel, run_bool, undeclared_name
 from app.core.policy.errors import Issue, PolicyError
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts
@@ -73,8 +73,9 @@ def policy_sha256(model: Policy) -> str:
     """
     dumped = model.model_dump(mode="json", by_alias=True)
     # Optional sections added later: a policy without them hashes as it did before they existed.
-    if not dumped["sources"]:
-        del dumped["sources"]
+    for section in ("sources", "identities", "installers"):
+        if not dumped[section]:
+            del dumped[section]
     if not dumped["tiers"]["distinct"]:
         del dumped["tiers"]["distinct"]
     canonical = json.dumps(dumped, sort_keys=True,
@@ -106,5 +107,7 @@ def _probe_activations(model: Policy) -> list[Activation]:
     lists = dict(model.lists)
     return [
         build_activation(PolicyFacts(), [], [], ("third-party", None), lists),
-        build_activation(one, list(one.findings), [], ("vendor-official", None), lists, model.sources),
+        # No tiers: the probe names variables; judging its made-up source for lookalikes would load rapidfuzz.
+        build_activation(one, list(one.findings), [], ("vendor-official", None), lists,
+                         VendorData(model.sources, model.installers)),
     ]

@@ -11,20 +11,27 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from app.core.policy.cel import canonical_cel, compile_cel
+from app.core.policy.schema_vendors import (
+    Identity,
+    OrgName,
+    SourcePattern,
+    identity_problems,
+    literal_owners,
+    sorted_identities,
+    sorted_patterns,
+)
+
+__all__ = ["Identity", "OrgName", "SourcePattern"]
 
 DecisionName = Literal["approve", "review", "reject"]
 TierName = Literal["vendor-official", "trusted", "third-party"]
 TIERS: tuple[TierName, ...] = ("vendor-official", "trusted", "third-party")
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
-OrgName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")]
 RepoId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")]
 Revision = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{40}|\*)$")]
 ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
-# `host[/path]`, no scheme: github.com/NVIDIA/*, nvcr.io/nim/*, pypi.nvidia.com, anaconda.org/nvidia.
-SourcePattern = Annotated[str, StringConstraints(
-    pattern=r"^(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:/[A-Za-z0-9._*~+-]+)*/?$", max_length=200)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
 RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
@@ -170,6 +177,20 @@ class Policy(_Model):
         "tier); listing a vendor's sources trusts where its code comes from, not its repos.",
     )
 
+    identities: dict[OrgName, Identity] = Field(
+        default_factory=dict,
+        description="A vendor's identities, keyed by vendor like `sources`: its Hub orgs (`hub`, each in a "
+        "tier), GitHub orgs, company and product names, social handles. An org that imitates any of them is "
+        "a lookalike (`repo.lookalike`), and so is a source owner (`f.source_lookalike`).",
+    )
+    installers: dict[Slug, list[SourcePattern]] = Field(
+        default_factory=dict,
+        description="Documented install scripts of tools (`astral.sh/uv/*`, `sh.rustup.rs`), as `host/path` "
+        "globs (on a shared host such as github.com, with a literal owner). A `download-and-execute` finding "
+        "whose `source` matches one has `f.installer` set to the tool, and the floor does not count it as "
+        "critical.",
+    )
+
     @field_validator("description")
     @classmethod
     def _one_line_description(cls, text: str) -> str:
@@ -178,15 +199,17 @@ class Policy(_Model):
     @field_validator("sources")
     @classmethod
     def _sources_sorted(cls, sources: dict[str, list[str]]) -> dict[str, list[str]]:
-        for org, patterns in sources.items():
-            if not patterns:
-                raise ValueError(f"sources of {org!r}: list at least one")
-            if len({p.casefold() for p in patterns}) != len(patterns):
-                raise ValueError(f"sources of {org!r}: a pattern is listed twice")
-            if any(part in (".", "..") for p in patterns for part in p.split("/")):
-                raise ValueError(f"sources of {org!r}: `.` and `..` are not path segments of a source")
-        # order carries no meaning: keep the hash stable
-        return {org: sorted(p, key=str.casefold) for org, p in sorted(sources.items(), key=lambda i: i[0].casefold())}
+        return sorted_patterns("sources", sources)
+
+    @field_validator("installers")
+    @classmethod
+    def _installers_sorted(cls, installers: dict[str, list[str]]) -> dict[str, list[str]]:
+        return sorted_patterns("installers", literal_owners(installers))
+
+    @field_validator("identities")
+    @classmethod
+    def _identities_sorted(cls, identities: dict[str, Identity]) -> dict[str, Identity]:
+        return sorted_identities(identities)
 
 
 def cross_check(policy: Policy) -> list[tuple[tuple[str | int, ...], str]]:
@@ -205,4 +228,4 @@ def cross_check(policy: Policy) -> list[tuple[tuple[str | int, ...], str]]:
         problems.append((("rules", unconditional[0], "when"), "approves everything: requires `unsafe: true`"))
     if policy.unsafe != policy.name.startswith("unsafe-"):
         problems.append((("name",), "a policy is `unsafe: true` exactly when its name starts with `unsafe-`"))
-    return problems
+    return problems + identity_problems(policy.identities, [*policy.tiers.vendor_official, *policy.tiers.trusted])

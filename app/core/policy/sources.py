@@ -27,3 +27,17 @@ def _matches(source: str, pattern: str) -> bool:
     if fnmatchcase(source, pattern):
         return True
     return "*" not in pattern and source.startswith(pattern.rstrip("/") + "/")
+
+
+# The finding rule whose `source` an `installers` pattern can vouch for.
+DOWNLOAD_AND_EXECUTE = "download-and-execute"
+
+
+def installer_of(rule: str, source: str | None, installers: Mapping[str, Sequence[str]]) -> str | None:
+    """The tool whose documented install script a download-and-execute finding runs, or None.
+
+    Only a finding naming one URL has a `source`: a line that fetches several is never vouched for.
+    """
+    if rule != DOWNLOAD_AND_EXECUTE:
+        return None
+    return source_owner(source, installers)

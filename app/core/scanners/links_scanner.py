@@ -319,7 +319,7 @@ class _Checker:
             self._report_execute(why, [url], where, text, key=url)  # once per downloaded file
 
     def _report_execute(self, why: str, urls: list[str], where: str, text: str, key: str) -> None:
-        # The source is the URL as `host/path`: the policy's `installers` name known installers by it.
+        # One URL: the script run is known, and the policy's `installers` may vouch for it. Several: not.
         source = download_source(urls[0]) if len(urls) == 1 else None
         if urls and all(self._official(u) for u in urls):
             self.add("official-install-script", Severity.LOW, f"{why} (official source)", key, where, text,

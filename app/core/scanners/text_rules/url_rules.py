@@ -140,14 +140,14 @@ def source_of(url: str) -> str | None:
 
 
 def download_source(url: str) -> str | None:
-    """A downloaded file's URL as `host/path` (no scheme, user, query or fragment): what the policy's
-    `installers` globs match (`raw.githubusercontent.com/Homebrew/install/HEAD/install.sh`)."""
+    """``host/path`` of a URL a command downloads and runs (no scheme, user, port, query or fragment),
+    path decoded and normalised: the trust policy's `installers` globs match the script itself."""
     try:
         parts = urlsplit(normalise(url))
         host = (parts.hostname or "").lower()
     except ValueError:
         return None
-    return f"{host}{request_path(parts.path)}"[:300] if host else None
+    return f"{host}{request_path(parts.path).rstrip('/')}"[:300] if host else None
 
 
 def _redirect(host: str, context: str) -> Hit:

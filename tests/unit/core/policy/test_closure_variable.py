@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.core.closure import ClosureItem, Gate, Kind
 from app.core.findings import Severity
-from app.core.policy.activation import build_activation
+from app.core.policy.activation import VendorData, build_activation
 from app.core.policy.facts import FindingFact, PolicyFacts
 from app.core.policy.schema import Tiers
 from app.core.repo_refs import RepoReference
@@ -20,7 +20,8 @@ def fact(rule: str, evidence: str) -> FindingFact:
 
 def activation(findings: list[FindingFact]) -> dict[str, object]:
     tiers = Tiers.model_validate({"vendor-official": ["nvidia"]})
-    built = build_activation(PolicyFacts(findings=findings), findings, [], ("third-party", None), {}, None, tiers)
+    built = build_activation(PolicyFacts(findings=findings), findings, [], ("third-party", None), {},
+                             VendorData(tiers=tiers))
     return dict(built.plain)
 
 

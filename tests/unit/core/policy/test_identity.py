@@ -113,8 +113,9 @@ def test_default_policy_distinct_orgs_resemble_a_listed_org() -> None:
     """Each `distinct` entry earns its place: without it, the org would be a lookalike."""
     from app.core.policy import load_policy
 
-    tiers = load_policy(POLICIES / "default.yaml").model.tiers
+    model = load_policy(POLICIES / "default.yaml").model
+    tiers, identities = model.tiers, model.identities
     bare = tiers.model_copy(update={"distinct": []})
     for org in tiers.distinct:
-        assert lookalike_of(org, bare) is not None, org
-        assert lookalike_of(org, tiers) is None, org
+        assert lookalike_of(org, bare, identities) is not None, org
+        assert lookalike_of(org, tiers, identities) is None, org

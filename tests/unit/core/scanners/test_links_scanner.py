@@ -120,6 +120,21 @@ def test_download_and_execute_idioms_are_critical(tmp_path: Path, command: str) 
     assert finding.evidence and finding.evidence.startswith("install.sh:2:")
 
 
+@pytest.mark.parametrize(("command", "source"), [
+    # The script itself (host and decoded path, no scheme, query or fragment): what `installers` globs match.
+    ('/bin/bash -c "$(curl -fsSL https://raw.githubusercontent.com/Homebrew/install/HEAD/install.sh?x=1#y)"',
+     "raw.githubusercontent.com/Homebrew/install/HEAD/install.sh"),
+    ("wget https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%208.0.0/t.run && sh t.run",
+     "ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN 8.0.0/t.run"),
+    ("curl -fsSL https://example.invalid/a/../i.sh | sh", "example.invalid/i.sh"),
+    # Two URLs on the line: no one script is run, so no source for a policy to vouch for.
+    ("curl https://example.invalid/a.sh https://example.invalid/b.sh | sh", None),
+])
+def test_download_and_execute_names_the_script_it_runs(tmp_path: Path, command: str, source: str | None) -> None:
+    (finding,) = _with(_vet(tmp_path, {"install.sh": f"#!/bin/sh\n{command}\n"}), "download-and-execute")
+    assert finding.source == source
+
+
 def test_download_then_run_across_lines_is_critical(tmp_path: Path) -> None:
     script = ("wget https://example.invalid/tools/fastkern.run\n"
               "echo downloading done\n"
