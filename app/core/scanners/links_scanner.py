@@ -186,7 +186,7 @@ class _Checker:
             where = str(run.row + 1)
             fetched = "a URL the text does not show" if run.url == "?" else run.url[:120]
             self._report_execute(f"downloads {fetched} (line {run.fetched_row + 1}); {run.why}",
-                                 [] if run.url == "?" else [run.url], where, quoted(run.row), key=run.url)
+                                 [] if run.url == "?" else list(run.urls), where, quoted(run.row), key=run.url)
         for code in flow.hub:
             self._hub_reference(code.repo, code.revision, code.how, str(code.row + 1), quoted(code.row))
 

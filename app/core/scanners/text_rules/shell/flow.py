@@ -220,7 +220,8 @@ class _Walker:
         return Val(raw)
 
     def report(self, at: int, taint: Taint, why: str) -> None:
-        self.flow.executions.append(Execution(self.base + at, taint.url, why, self.base + taint.row))
+        self.flow.executions.append(Execution(self.base + at, taint.url, why, self.base + taint.row,
+                                             taint.urls or (taint.url,)))
 
     def nested(self, script: str, at: int) -> None:
         self.flow.run_script(script, self.base + at, self.depth + 1)

@@ -80,7 +80,7 @@ class Command:
             return None
         url = urls[0] if urls else "?"
         files, to_stdout = cmd.download_outputs(self.name, tuple(a.text for a in self.args), url)
-        taint = Taint(url, self.at)
+        taint = Taint(url, self.at, tuple(urls))
         for path in files:
             self.remember(path, taint)
         return taint if to_stdout else None

@@ -13,6 +13,7 @@ _HUB = re.compile(r"^(?:https?://(?:www\.)?(?:huggingface\.co|hf\.co)/)?(?P<repo
 class Taint:
     url: str  # what was downloaded ("?" when the URL is not in the text)
     row: int  # 0-based line of the download
+    urls: tuple[str, ...] = ()  # every URL of the download command (curl takes several)
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Execution:
     url: str
     why: str
     fetched_row: int  # 0-based line of the download
+    urls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
