@@ -36,7 +36,7 @@ def ranked(path: Path) -> list[tuple[int, str]]:
     if text.lstrip().startswith("{"):
         rows = json.loads(text)["rows"]
         return [(i + 1, str(r["project"])) for i, r in enumerate(rows)]
-    reader = csv.DictReader(text.splitlines(), delimiter="\t")
+    reader = csv.DictReader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)  # summaries hold quotes
     rank_column = next((c for c in reader.fieldnames or () if c.startswith("rank")), None)
     if rank_column is None:
         raise SystemExit(f"{path}: no rank column (expected one starting with 'rank')")

@@ -35,7 +35,7 @@ class Flow:
     functions: dict[str, Node] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
-    extracted: Taint | None = None
+    extracted: dict[str, Taint] = field(default_factory=dict)  # archive stem -> its download
     steps: int = 0
     truncated: bool = False  # a bound stopped the walk: the rest of the script was not followed
 

@@ -13,6 +13,7 @@ from app.core.scanners.text_rules.shell.values import HubCode, Input, Taint, Val
 
 _URL = re.compile(r"(?:https?|ftp)://[^\s\"'`<>|;&)]+")
 _STDIN = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_ARCHIVE = re.compile(r"\.(?:tar\.(?:gz|bz2|xz|zst)|tgz|tbz2?|txz|zip|tar|7z|rar)$", re.I)
 
 
 class State(Protocol):
@@ -20,7 +21,7 @@ class State(Protocol):
     hub_dirs: dict[str, HubCode]
     hub: list[HubCode]
     cwd: str
-    extracted: Taint | None
+    extracted: dict[str, Taint]
 
 
 class Walker(Protocol):
@@ -109,10 +110,15 @@ class Command:
                 self.remember(posixpath.join(operands[-1], posixpath.basename(source)), taint)
 
     def extract(self) -> None:
-        taint = next((t for p in self.operands() if (t := self.file_taint(p))), None)
-        taint = taint or (self.stdin if isinstance(self.stdin, Taint) else None)
-        if taint:
-            self.state.extracted = taint
+        """An archive unpacks under its own name (`llamafile-0.8.6.zip` -> `llamafile-0.8.6/`): only a path
+        under that name is its content (a dataset zip does not make the repo's scripts downloads)."""
+        found = [(p, t) for p in self.operands() if (t := self.file_taint(p))]
+        if not found and isinstance(self.stdin, Taint):
+            found = [(cmd.url_basename(self.stdin.url), self.stdin)]
+        for archive, taint in found:
+            stem = _ARCHIVE.sub("", posixpath.basename(archive))
+            if stem:
+                self.state.extracted[stem] = taint
 
     def remember(self, path: str, taint: Taint) -> None:
         key = norm(path)
@@ -170,8 +176,8 @@ class Command:
         taint = self.file_taint(self.path)
         if taint:
             self.w.report(self.at, taint, f"runs the downloaded file {self.path[:80]}")
-        elif self.state.extracted and "/" in self.path:
-            self.w.report(self.at, self.state.extracted, f"runs {self.path[:80]} from an extracted download")
+        elif (extracted := self.state.extracted.get(norm(self.path).split("/")[0])) and "/" in self.path:
+            self.w.report(self.at, extracted, f"runs {self.path[:80]} from an extracted download")
         hub = self.hub_of(self.path) if "/" in self.path else None
         if hub:
             self.hub_code(hub, f"runs {self.path[:80]} from a Hub repo")

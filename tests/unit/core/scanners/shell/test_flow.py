@@ -133,3 +133,10 @@ def test_a_cloned_space_is_named_as_a_space() -> None:
     flow = Flow()
     flow.run_script("git clone https://huggingface.co/spaces/other/tools && cd tools && bash install.sh")
     assert [h.repo for h in flow.hub] == ["spaces/other/tools"]
+
+
+def test_a_script_beside_an_extracted_dataset_is_not_its_content() -> None:
+    flow = Flow()
+    flow.run_script("wget https://data.example/data.tar && tar xf data.tar\n./run_eval.sh data/\n"
+                    "curl -L https://x.example/tool-1.2.zip -o tool-1.2.zip && unzip tool-1.2.zip\n./tool-1.2/bin/run")
+    assert [(e.url, e.row) for e in flow.executions] == [("https://x.example/tool-1.2.zip", 3)]
