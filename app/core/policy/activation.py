@@ -107,7 +107,8 @@ NO_VENDOR_DATA = VendorData()
 def finding_map(f: FindingFact, vendors: VendorData) -> dict[str, Any]:
     owner = source_owner(f.source, vendors.sources)
     registry = vendors.registry
-    imitated = source_imitated(f.source, registry, imitates_org) if registry and f.source else None
+    # A source the policy's `sources` give to a vendor is that vendor's: no imitation of anyone.
+    imitated = source_imitated(f.source, registry, imitates_org) if registry and f.source and not owner else None
     return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule,
             "severity": f.severity.value, "rank": f.severity.rank, "message": f.message,
             "source": f.source, "source_owner": owner, "vendor_source": owner is not None,

@@ -168,6 +168,11 @@ MULTI_TENANT = frozenset({
     "bitbucket.org", "codeberg.org", "docker.io", "registry.hub.docker.com", "ghcr.io", "quay.io", "gcr.io",
     "anaconda.org", "conda.anaconda.org", "huggingface.co", "hf.co"})
 _PAGES = (".github.io", ".gitlab.io")
+# Object stores: anyone's bucket under the provider's domain; the bucket is the owner
+# (`s3.amazonaws.com/BUCKET/...`, `BUCKET.s3.us-west-1.amazonaws.com`, `storage.googleapis.com/BUCKET`).
+_PATH_BUCKETS = re.compile(r"^(?:s3(?:[.-][\w-]+)?\.amazonaws\.com|storage\.googleapis\.com)$")
+_HOST_BUCKETS = re.compile(r"^(?P<bucket>[\w.-]+?)\.(?:s3(?:[.-][\w-]+)*\.amazonaws\.com|storage\.googleapis\.com|"
+                           r"blob\.core\.windows\.net)$")
 # `example.co.uk`, `example.com.cn`: the registrable domain is three labels.
 _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "gov", "edu", "ac"})
 
@@ -177,8 +182,11 @@ def source_owner_name(source: str) -> str | None:
     host, _, path = source.partition("/")
     host = host.casefold().split(":")[0]
     segments = [p for p in path.split("/") if p]
-    if host in MULTI_TENANT:
+    if host in MULTI_TENANT or _PATH_BUCKETS.match(host):
         return segments[0] if segments else None
+    bucket = _HOST_BUCKETS.match(host)
+    if bucket:
+        return bucket.group("bucket").rsplit(".", 1)[-1]
     for suffix in _PAGES:
         if host.endswith(suffix):
             return host.removesuffix(suffix).rsplit(".", 1)[-1]
