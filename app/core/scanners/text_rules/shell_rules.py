@@ -113,6 +113,9 @@ def download_and_execute(text: str, parsed: bool = False) -> str | None:
                  if not (parsed and why in SHELL_IDIOMS) and pattern.search(text)), None)
 
 
+_CODE_SPAN_END = re.compile(r"`|\)(?=[\s,.;:]|$)")
+
+
 def split_args(text: str) -> list[str]:
     try:
         return shlex.split(text, comments=True)
@@ -121,7 +124,9 @@ def split_args(text: str) -> list[str]:
 
 
 def pip_arguments(text: str) -> list[list[str]]:
-    return [split_args(m.group("args")) for m in _PIP.finditer(text)]
+    """Each pip command's arguments, up to where its inline code span or parenthesis closes: prose after
+    ``(`pip install kernels`), not from a ...`` is no package list."""
+    return [split_args(_CODE_SPAN_END.split(m.group("args"), maxsplit=1)[0]) for m in _PIP.finditer(text)]
 
 
 class IndexSettings:

@@ -377,3 +377,11 @@ def test_substituted_values_do_not_multiply_the_line(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     assert report.files[0].scanned and not report.findings
     assert len(sh.Variables().resolve("A=" + "x" * 2000 + ";" + "$A" * 8000)) < 40_000
+
+
+def test_prose_after_an_inline_pip_command_is_no_package(tmp_path: Path) -> None:
+    card = "```python\n# fetched by `kernels` (`pip install kernels`), not from a mirror\n```\n"
+    rules = {f.rule for f in _vet(tmp_path, {"README.md": card}).findings}
+    assert "unknown-package" not in rules
+    card = "Install it with `pip install kvshard-serve`.\n"
+    assert "unknown-package" in {f.rule for f in _vet(tmp_path / "b", {"README.md": card}).findings}
