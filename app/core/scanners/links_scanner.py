@@ -209,7 +209,8 @@ class _Checker:
         launchers...), judged by ``judge``; one a line check already reported is not repeated."""
         found = read_declarations(self.path, text)
         if found.error:
-            self.add("scan-error", Severity.MEDIUM, f"declarations not read: {found.error}", "declarations",
+            # Fail closed: what the installer reads and hfvet could not is unvetted (review, never silence).
+            self.add("scan-error", Severity.HIGH, f"declarations not read: {found.error}", "declarations",
                      "1", found.error)
         extra = self.extra_index or any(d.kind == "index" and d.extra for d in found)
         for declared in found:

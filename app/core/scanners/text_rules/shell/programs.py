@@ -112,11 +112,18 @@ def _docker_instruction(block: list[str]) -> list[str]:
         exec_form = _exec_form(rest)
         body = exec_form if exec_form is not None else rest
     else:  # ENV a=b c=d, ENV a b, ARG a=b: variables later RUN lines expand
-        words = rest.split(None, 1)
-        body = "export " + (rest if "=" in words[0] else f"{words[0]}={shlex.quote(words[1].strip())}" if len(words) > 1
-                            else words[0])
+        body = _docker_assignment(rest)
     lines = body.split("\n")
     return lines + [""] * (len(block) - len(lines))
+
+
+def _docker_assignment(rest: str) -> str:
+    words = rest.split(None, 1)
+    if not words:
+        return ""
+    if "=" in words[0] or len(words) == 1:
+        return f"export {rest}"
+    return f"export {words[0]}={shlex.quote(words[1].strip())}"
 
 
 def _exec_form(rest: str) -> str | None:

@@ -79,7 +79,7 @@ def test_evidence_points_at_the_declaring_line(tmp_path: Path) -> None:
 def test_an_unreadable_declaration_file_is_reported(tmp_path: Path) -> None:
     report = _vet(tmp_path, {"pyproject.toml": '[project]\ndependencies = ["vllm"\n'})
     errors = [f for f in report.findings if f.rule == "scan-error"]
-    assert len(errors) == 1 and errors[0].severity is Severity.MEDIUM and "TOML" in errors[0].message
+    assert len(errors) == 1 and errors[0].severity is Severity.HIGH and "TOML" in errors[0].message
 
 
 def test_benign_declarations_make_no_risk_findings(tmp_path: Path) -> None:
