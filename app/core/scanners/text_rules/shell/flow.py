@@ -173,6 +173,17 @@ class _Walker:
 
     # -- words --------------------------------------------------------------------------------
     def value(self, node: Node) -> Val:
+        """A word's text as bash would expand it, with the taint of any substitution inside it."""
+        if self.nesting > MAX_NESTING:  # words nest through strings and substitutions too
+            self.flow.truncated = True
+            return Val(text(node))
+        self.nesting += 1
+        try:
+            return self._value(node)
+        finally:
+            self.nesting -= 1
+
+    def _value(self, node: Node) -> Val:
         kind = node.type
         if kind in ("word", "number"):
             return Val(re.sub(r"\\(.)", r"\1", text(node)))
