@@ -69,9 +69,9 @@ class CaseResult:
 
 
 # -- running the tools
-def run_hfvet(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]:
-    """One scan; the policy decides its findings once per tier."""
-    by_tier = decisions_by_tier(folder, policy)
+def run_hfvet(folder: Path, policy: LoadedPolicy, publisher: str | None = None) -> dict[str, Decision]:
+    """One scan; the policy decides its findings once per tier (under the case's publisher when it has one)."""
+    by_tier = decisions_by_tier(folder, policy, publisher)
     return {f"hfvet {tier}": decision for tier, decision in by_tier.items()}
 
 
@@ -132,7 +132,7 @@ def guarded(kind: str, run: Callable[[], Outcome]) -> Outcome:
 
 def run_case(case: Case, policy: LoadedPolicy, tmp: Path, per_file: bool = True) -> CaseResult:
     folder = case.write(tmp / case.key.replace("/", "__"))
-    decisions = run_hfvet(folder, policy)
+    decisions = run_hfvet(folder, policy, case.publisher)
     paths = targets(folder, per_file)
     outcomes = {tool: judge_hfvet(case.kind, decisions[tool]) for tool in HFVET}
 

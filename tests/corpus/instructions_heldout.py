@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from tests.corpus.registry import Case, register_all
 
@@ -605,9 +606,9 @@ LOOKALIKES: dict[str, tuple[str, str, str]] = {
 PUBLISHED_AS = {name: repo_id for name, (repo_id, _, _) in LOOKALIKES.items()}
 
 IDENTITY_ORGS = [
-    _hostile(name, repo({"README.md": vendor_card(repo_id, maker)}),
-             f"Published as {repo_id}, a card claiming {maker}: {how} A person searching for the vendor's "
-             "model finds it; nothing in the bytes is wrong, the publisher is.")
+    replace(_hostile(name, repo({"README.md": vendor_card(repo_id, maker)}),
+                     f"Published as {repo_id}, a card claiming {maker}: {how} A person searching for the vendor's "
+                     "model finds it; nothing in the bytes is wrong, the publisher is."), publisher=repo_id)
     for name, (repo_id, maker, how) in LOOKALIKES.items()
 ]
 

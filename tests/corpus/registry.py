@@ -33,6 +33,9 @@ class Case:
     # the policy rule that must say why (never a bare "something looked odd").
     vendor: VendorVerdict | None = None
     reason: str | None = None
+    # The repo id the case is published as, when who publishes it is the attack (a lookalike org): every
+    # tier's column is decided under that id, not under the usual vendor-official and third-party orgs.
+    publisher: str | None = None
 
     @property
     def key(self) -> str:

@@ -28,17 +28,19 @@ def default_policy() -> LoadedPolicy:
     return load_policy(Settings().resolve_policy(Path("default")))
 
 
-def decisions_by_tier(folder: Path, policy: LoadedPolicy) -> dict[str, Decision]:
-    return vet_by_tier(folder, policy)[0]
+def decisions_by_tier(folder: Path, policy: LoadedPolicy, publisher: str | None = None) -> dict[str, Decision]:
+    return vet_by_tier(folder, policy, publisher)[0]
 
 
-def vet_by_tier(folder: Path, policy: LoadedPolicy) -> tuple[dict[str, Decision], Report]:
-    """The decision for each tier, and the report (its findings say which rules fired)."""
+def vet_by_tier(folder: Path, policy: LoadedPolicy, publisher: str | None = None) -> tuple[dict[str, Decision], Report]:
+    """The decision for each tier, and the report (its findings say which rules fired). With a
+    ``publisher`` (a case whose attack is who publishes it), every tier is decided under that repo id."""
     decisions: dict[str, Decision] = {}
 
     def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
         for tier, org in ORGS.items():
-            named = replace(manifest, identity=replace(manifest.identity, repo_id=f"{org}/{folder.name}"))
+            repo_id = publisher or f"{org}/{folder.name}"
+            named = replace(manifest, identity=replace(manifest.identity, repo_id=repo_id))
             decisions[tier] = evaluate(policy, facts_from(named, findings, files))
         return decisions["vendor-official"]
 
