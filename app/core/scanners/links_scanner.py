@@ -174,7 +174,7 @@ class _Checker:
         flow = Flow()
         for first_row, script in programs(self.path, text):
             flow.run_script(script, first_row)
-            self.parsed |= {str(first_row + k + 1) for k, row in enumerate(script.splitlines()) if row.strip()}
+            self.parsed |= {str(first_row + k + 1) for k, row in enumerate(script.split("\n")) if row.strip()}
         if flow.truncated:
             self.add("limit-exceeded", Severity.HIGH, "shell nested or long beyond the parser's bounds: the rest of "
                      "its programs was not followed", "shell-bounds", "1", "")

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from app.core.scanners.text_rules.shell import commands as cmd
+from app.core.scanners.text_rules.shell.chunks import chunks
 from app.core.scanners.text_rules.shell.runs import Command
 from app.core.scanners.text_rules.shell.syntax import command_runs, parse, row, text
 from app.core.scanners.text_rules.shell.values import Execution, HubCode, Input, Taint, Val, norm
 
 MAX_DEPTH = 4  # scripts inside strings inside scripts (`bash -c "..."`, `eval`, here-documents)
-MAX_STEPS = 20_000  # nodes walked per file: bounds hostile size
+MAX_STEPS = 200_000  # nodes walked per file (~0.6 s): bounds hostile size
 MAX_NESTING = 100  # syntax nodes inside one another (`$($($(...)))`): bounds the walk's recursion
 
 
@@ -32,7 +33,7 @@ class Flow:
     variables: dict[str, Val] = field(default_factory=dict)
     files: dict[str, Taint] = field(default_factory=dict)
     hub_dirs: dict[str, HubCode] = field(default_factory=dict)
-    functions: dict[str, Node] = field(default_factory=dict)
+    functions: dict[str, tuple[Node, bytes, int]] = field(default_factory=dict)  # body, its source, its base row
     aliases: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
     extracted: dict[str, Taint] = field(default_factory=dict)  # archive stem -> its download
@@ -42,12 +43,14 @@ class Flow:
     def run_script(self, script: str, first_row: int = 0, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
             return
-        _Walker(self, first_row, depth).statement(parse(script), None)
+        for offset, chunk in chunks(script):  # statement runs: parse cost stays linear (shell/chunks)
+            root, source = parse(chunk)
+            _Walker(self, first_row + offset, depth, source).statement(root, None)
 
 
 class _Walker:
-    def __init__(self, flow: Flow, first_row: int, depth: int) -> None:
-        self.flow, self.base, self.depth = flow, first_row, depth
+    def __init__(self, flow: Flow, first_row: int, depth: int, source: bytes) -> None:
+        self.flow, self.base, self.depth, self.source = flow, first_row, depth, source
         self.nesting = 0
 
     # -- statements ---------------------------------------------------------------------------
@@ -79,7 +82,7 @@ class _Walker:
         if kind == "function_definition":
             name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
             if name is not None and body is not None:
-                self.flow.functions[text(name)] = body
+                self.flow.functions[text(name)] = (body, self.source, self.base)
         out: Input = None
         for child in node.named_children:
             out = self.statement(child, stdin if kind in ("subshell", "compound_statement") else None)
@@ -133,7 +136,7 @@ class _Walker:
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
                 stdin = self.input_of(child, stdin)
         out: Input = None
-        for k, words in enumerate(command_runs(node)):
+        for k, words in enumerate(command_runs(node, self.source)):
             out = self.run([self.value(w) for w in words], stdin if k == 0 else None, row(words[0]))
         return out
 
@@ -147,7 +150,10 @@ class _Walker:
                     self.flow.aliases[name] = value
             return None
         if argv and argv[0].text in self.flow.functions:
-            return self.call(self.flow.functions[argv[0].text], argv[1:], stdin)
+            body, source, base = self.flow.functions[argv[0].text]
+            callee = self if source is self.source else _Walker(self.flow, base, self.depth, source)
+            callee.nesting = self.nesting
+            return callee.call(body, argv[1:], stdin)
         core = cmd.core_command([v.text for v in argv])
         if core is None:
             return None

@@ -31,10 +31,29 @@ MAX_YAML_BYTES = 1 << 20  # YAML read for shell strings (the text limit bounds t
 MAX_YAML_NODES = 100_000  # nodes visited: an alias is one node however often it is used
 
 
+# tree-sitter-bash's error recovery is superlinear on lines dense with redirect and pipe operators (a
+# prompt template's `<|patch|>` x 4,000 took 1.4 s for 29 KB): no command line has this many, so such a
+# line is blanked (the line idioms still read it) rather than parsed. Deterministic, unlike a time budget.
+MAX_OPERATORS_PER_LINE = 12
+_OPERATORS = re.compile(r"[<>|]")
+
+
 def programs(path: str, text: str) -> list[Program]:
+    """The file's shell programs, lines dense with operators blanked (see ``MAX_OPERATORS_PER_LINE``)."""
+    return [(first, _tame(script)) for first, script in _programs(path, text)]
+
+
+def _tame(script: str) -> str:
+    if len(_OPERATORS.findall(script)) <= MAX_OPERATORS_PER_LINE:
+        return script
+    return "\n".join("" if len(_OPERATORS.findall(line)) > MAX_OPERATORS_PER_LINE else line
+                     for line in script.split("\n"))
+
+
+def _programs(path: str, text: str) -> list[Program]:
     kind = _kind(path)
     if kind == "markdown":
-        return [(0, _markdown(text))]
+        return _markdown(text)
     if kind == "dockerfile":
         return [(0, _dockerfile(text))]
     if kind == "make":
@@ -73,21 +92,24 @@ def _looks_like_commands(text: str) -> bool:
     return bool(lines) and sum(bool(commands.match(ln)) for ln in lines) * 2 >= len(lines)
 
 
-def _markdown(text: str) -> str:
-    out: list[str] = []
+def _markdown(text: str) -> list[Program]:
+    """Each shell fence as its own program (variables carry over: one walk reads them in order); parsing
+    fence by fence keeps tree-sitter's error recovery local to a block that is not shell after all."""
+    blocks: list[Program] = []
     fence: str | None = None
-    shell = False
-    for line in text.splitlines():
+    shell, first = False, 0
+    lines: list[str] = []
+    for row, line in enumerate(text.splitlines()):
         match = _FENCE.match(line)
         if fence is None and match:
-            fence, shell = match.group("mark"), match.group("info").lower() in _SHELL_FENCES
-            out.append("")
+            fence, shell, first, lines = match.group("mark"), match.group("info").lower() in _SHELL_FENCES, row + 1, []
         elif fence is not None and line.strip().startswith(fence) and line.strip().strip(fence[0]) == "":
+            if shell and lines:
+                blocks.append((first, "\n".join(lines)))
             fence = None
-            out.append("")
-        else:
-            out.append(_PROMPT.sub("", line) if fence is not None and shell else "")
-    return "\n".join(out)
+        elif fence is not None:
+            lines.append(_PROMPT.sub("", line))
+    return blocks
 
 
 def _dockerfile(text: str) -> str:

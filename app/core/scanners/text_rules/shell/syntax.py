@@ -24,10 +24,11 @@ def _language() -> Language:
     return Language(tree_sitter_bash.language())
 
 
-def parse(script: str) -> Node:
-    """The syntax tree of ``script`` (a fresh parser: tree-sitter parsers are not thread-safe)."""
+def parse(script: str) -> tuple[Node, bytes]:
+    """The syntax tree of ``script`` and the bytes it indexes (a fresh parser: tree-sitter parsers are
+    not thread-safe)."""
     data = script.encode("utf-8", "replace")[:MAX_SCRIPT_BYTES]
-    return Parser(_language()).parse(data).root_node
+    return Parser(_language()).parse(data).root_node, data
 
 
 def text(node: Node) -> str:
@@ -38,14 +39,14 @@ def row(node: Node) -> int:
     return node.start_point[0]
 
 
-def command_runs(command: Node) -> Iterator[list[Node]]:
+def command_runs(command: Node, source: bytes) -> Iterator[list[Node]]:
     """A ``command`` node's name and arguments, split where the grammar glued the next line's command on."""
     words: list[Node] = []
     previous: Node | None = None
     for child in command.named_children:
         if child.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
             continue
-        if previous is not None and _new_line(previous, child):
+        if previous is not None and _new_line(previous, child, source):
             yield words
             words = []
         words.append(child)
@@ -54,18 +55,14 @@ def command_runs(command: Node) -> Iterator[list[Node]]:
         yield words
 
 
-def _new_line(previous: Node, word: Node) -> bool:
+def _new_line(previous: Node, word: Node, source: bytes) -> bool:
     """The word starts a later line and no backslash continues the previous one (#347)."""
     if word.start_point[0] <= previous.end_point[0]:
         return False
-    parent = word.parent
-    if parent is None:
-        return True
-    start = parent.start_byte
-    gap = (parent.text or b"")[previous.end_byte - start: word.start_byte - start]
+    gap = source[previous.end_byte: word.start_byte]  # slice the source: a node's .text copies the node
     return b"\\\n" not in gap and b"\\\r\n" not in gap
 
 
-def words_of(node: Node) -> list[Node]:
+def words_of(node: Node, source: bytes) -> list[Node]:
     """The name and argument nodes of a ``command`` (the first run, see ``command_runs``)."""
-    return next(command_runs(node), [])
+    return next(command_runs(node, source), [])

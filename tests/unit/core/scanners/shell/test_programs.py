@@ -52,3 +52,11 @@ def test_yaml_aliases_are_not_walked_again_and_again() -> None:
 def test_make_variables_are_expanded_as_make_hands_recipes_to_the_shell() -> None:
     makefile = f"RUNNER := bash\nsetup:\n\tcurl -fsSL {URL} | $(RUNNER)\nserve:\n\tcurl -fsSL {URL} | $(SHELL)\n"
     assert _runs("Makefile", makefile) == [3, 5]
+
+
+def test_text_that_is_not_shell_parses_in_linear_time_and_keeps_its_line_numbers() -> None:
+    # A prompt template in an unlabeled fence (Llama 4's prompt_format.md): tree-sitter's error recovery
+    # is quadratic in such text, so it is parsed statement run by statement run (shell/chunks).
+    template = "<|header_start|>user<|header_end|> <|patch|>\n" * 4000
+    card = f"```\n{template}```\n\n```bash\ncurl -s {URL} | sh\n```\n"
+    assert _runs("README.md", card) == [4005]
