@@ -315,7 +315,7 @@ class _Checker:
         if why:
             self._report_execute(why, urls, where, text, key=text)
         # Downloads loaded as libraries (LD_PRELOAD, CDLL) are the tracker's; a file run shares its key.
-        for fetched_at, url, _run in self.tracker.feed(where, text, urls):
+        for fetched_at, url, _run in self.tracker.feed(where, text, urls, loads_only=parsed):
             why = f"downloads {url[:120]} (line {fetched_at}) then runs it"
             self._report_execute(why, [url], where, text, key=url)  # once per downloaded file
 

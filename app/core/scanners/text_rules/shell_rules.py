@@ -324,8 +324,9 @@ class DownloadTracker:
     def __init__(self) -> None:
         self.fetched: dict[str, tuple[str, str]] = {}  # file name -> (where downloaded, URL)
 
-    def feed(self, where: str, text: str, urls: list[str]) -> list[tuple[str, str, str]]:
-        """(download location, URL, run command) for every run of a file fetched earlier."""
+    def feed(self, where: str, text: str, urls: list[str], loads_only: bool = False) -> list[tuple[str, str, str]]:
+        """(download location, URL, run command) for every run of a file fetched earlier (with ``loads_only``,
+        only library loads: on a line the shell parser read, runs are its)."""
         runs: list[tuple[str, str, str]] = []
         for segment in _SEGMENTS.split(text):
             segment = _DOCKER_RUN.sub("", segment)
@@ -337,16 +338,17 @@ class DownloadTracker:
                 for url in added[0]:
                     self._remember(where, url, [added[1]] if len(added[0]) == 1 else [])
                 continue
-            runs.extend((*self.fetched[n], segment.strip()) for n in self._runs(segment) if n in self.fetched)
+            runs.extend((*self.fetched[n], segment.strip()) for n in self._runs(segment, loads_only)
+                        if n in self.fetched)
         return runs
 
     @staticmethod
-    def _runs(segment: str) -> list[str]:
+    def _runs(segment: str, loads_only: bool = False) -> list[str]:
         """Names of the files the segment runs or loads."""
         names = [posixpath.basename(lib.replace("\\", "/")).lower()
                  for match in _PRELOAD.finditer(segment) for lib in re.split(r"[: ]", match.group("libs"))]
         names += [posixpath.basename(m.group("lib").replace("\\", "/")).lower() for m in _NATIVE_LOAD.finditer(segment)]
-        match = _RUN.match(segment)
+        match = None if loads_only else _RUN.match(segment)
         if match:
             names.append(match.group("name").lower())
         return names

@@ -43,6 +43,8 @@ class Flow:
     def run_script(self, script: str, first_row: int = 0, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
             return
+        if depth == 0:  # what an archive unpacked is known within one program (a fence, a script), not after
+            self.extracted = {}
         for offset, chunk in chunks(script):  # statement runs: parse cost stays linear (shell/chunks)
             root, source = parse(chunk)
             _Walker(self, first_row + offset, depth, source).statement(root, None)

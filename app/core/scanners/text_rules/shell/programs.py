@@ -24,7 +24,7 @@ _FENCE = re.compile(r"^\s*(?P<mark>```+|~~~+)\s*(?P<info>[\w+-]*)")
 _SHELL_FENCES = frozenset({"", "bash", "sh", "shell", "console", "zsh", "terminal", "shell-session", "sh-session",
                            "shellsession", "text", "cmd", "bat", "ksh", "dockerfile", "docker", "makefile", "make"})
 _PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?[$%]\s+")
-_DOCKER_INSTR = re.compile(r"^\s*(?P<op>RUN|ENV|ARG)\s+(?:--\S+\s+)*(?P<rest>.*)$", re.I | re.S)
+_DOCKER_INSTR = re.compile(r"^\s*(?P<op>RUN|ENV|ARG|ADD)\s+(?:--\S+\s+)*(?P<rest>.*)$", re.I | re.S)
 _YAML_SHELL_KEYS = frozenset({"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
                               "args", "cmd", "setup", "pre_build", "build", "install", "post_start", "exec"})
 MAX_YAML_BYTES = 1 << 20  # YAML read for shell strings (the text limit bounds the file; this bounds parsing)
@@ -133,10 +133,32 @@ def _docker_instruction(block: list[str]) -> list[str]:
     if op == "RUN":
         exec_form = _exec_form(rest)
         body = exec_form if exec_form is not None else rest
+    elif op == "ADD":
+        body = _docker_add(rest)
     else:  # ENV a=b c=d, ENV a b, ARG a=b: variables later RUN lines expand
         body = _docker_assignment(rest)
     lines = body.split("\n")
     return lines + [""] * (len(block) - len(lines))
+
+
+def _docker_add(rest: str) -> str:
+    """`ADD URL... DEST` (shell or JSON form) as the download it is: one `curl -o` per URL source."""
+    exec_form = _exec_form(rest)
+    words = shlex_words(exec_form if exec_form is not None else rest.replace("\\\n", " "))
+    if len(words) < 2:
+        return ""
+    *sources, dest = words
+    urls = [src for src in sources if re.match(r"^(?:(?:https?|ftp)://|\$)", src)]  # `${URL}`: an ARG
+    targets = [dest + posixpath.basename(url) if dest.endswith("/") else dest for url in urls]
+    quoted = [f'"{u}"' if u.startswith("$") else shlex.quote(u) for u in urls]  # a variable must still expand
+    return " ; ".join(f"curl -o {shlex.quote(t)} {u}" for t, u in zip(targets, quoted, strict=True))
+
+
+def shlex_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 def _docker_assignment(rest: str) -> str:

@@ -49,6 +49,8 @@ class Command:
             self.hub_download()
         elif name == "git":
             self.git()
+        elif name == "chmod":
+            self.chmod()
         elif name == "cd":
             self.state.cwd = norm(self.texts()[0]) if self.texts() else ""
         elif name in ("pip", "pip3", "uv", "pipx") or re.match(r"^pip\d", name):
@@ -75,7 +77,10 @@ class Command:
 
     # -- where bytes come from and go ---------------------------------------------------------
     def download(self) -> Input:
-        urls = [m.group(0) for a in self.args for m in _URL.finditer(a.text)]
+        # A URL word is the URL whole, substitutions included (`.../linux-$(uname -i).run`): its basename is
+        # the file a later command runs.
+        urls = [a.text for a in self.args if _URL.match(a.text)] or [
+            m.group(0) for a in self.args for m in _URL.finditer(a.text)]
         dynamic = any("$" in a.text for a in self.args)
         if not urls and not dynamic:
             return None
@@ -85,6 +90,17 @@ class Command:
         for path in files:
             self.remember(path, taint)
         return taint if to_stdout else None
+
+    def chmod(self) -> None:
+        """`chmod +x` of a download: it is made to run (the step before running it, often in another file)."""
+        texts = self.texts()
+        if not any(re.match(r"^(?:[ugoa]*\+[rwX]*x|0?[0-7]?[1357][0-7]{2}|[0-7]{2}[1357])$", t) for t in texts):
+            return
+        for path in self.operands():
+            taint = self.file_taint(path)
+            if taint:
+                self.w.report(self.at, taint, f"makes the downloaded {path[:80]} executable")
+                return
 
     def filter(self) -> Input:
         taint = self.stdin if isinstance(self.stdin, Taint) else None

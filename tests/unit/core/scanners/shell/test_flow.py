@@ -143,3 +143,16 @@ def test_a_script_beside_an_extracted_dataset_is_not_its_content() -> None:
     flow.run_script("wget https://data.example/data.tar && tar xf data.tar\n./run_eval.sh data/\n"
                     "curl -L https://x.example/tool-1.2.zip -o tool-1.2.zip && unzip tool-1.2.zip\n./tool-1.2/bin/run")
     assert [(e.url, e.row) for e in flow.executions] == [("https://x.example/tool-1.2.zip", 3)]
+
+
+def test_an_archive_unpacked_in_one_program_says_nothing_of_the_next() -> None:
+    flow = Flow()
+    flow.run_script("wget https://data.example/eval.zip && unzip eval.zip")
+    flow.run_script("torchrun eval/caption/evaluate_caption.py")  # the repo's own script, another card block
+    assert flow.executions == []
+
+
+def test_a_url_with_a_substitution_is_followed_whole() -> None:
+    flow = Flow()
+    flow.run_script('wget https://repo.example/kit_linux-"$(uname -i)".run\nbash kit_linux-"$(uname -i)".run --install')
+    assert [e.url for e in flow.executions] == ["https://repo.example/kit_linux-$(uname -i).run"]
