@@ -113,7 +113,9 @@ def download_and_execute(text: str, parsed: bool = False) -> str | None:
                  if not (parsed and why in SHELL_IDIOMS) and pattern.search(text)), None)
 
 
-_CODE_SPAN_END = re.compile(r"`|\)(?=[\s,.;:]|$)")
+# Where a pip command written in prose or a comment ends: its code span or parenthesis closes, or the
+# sentence goes on ("pip install faiss-gpu or pip install faiss-cpu").
+_CODE_SPAN_END = re.compile(r"`|\)(?=[\s,.;:]|$)|\s(?:or|and|then|to|if|for)\s")
 
 
 def split_args(text: str) -> list[str]:
@@ -124,8 +126,8 @@ def split_args(text: str) -> list[str]:
 
 
 def pip_arguments(text: str) -> list[list[str]]:
-    """Each pip command's arguments, up to where its inline code span or parenthesis closes: prose after
-    ``(`pip install kernels`), not from a ...`` is no package list."""
+    """Each pip command's arguments, up to where its inline code span or parenthesis closes or its sentence
+    goes on: prose after ``(`pip install kernels`), not from a ...`` is no package list."""
     return [split_args(_CODE_SPAN_END.split(m.group("args"), maxsplit=1)[0]) for m in _PIP.finditer(text)]
 
 

@@ -385,3 +385,8 @@ def test_prose_after_an_inline_pip_command_is_no_package(tmp_path: Path) -> None
     assert "unknown-package" not in rules
     card = "Install it with `pip install kvshard-serve`.\n"
     assert "unknown-package" in {f.rule for f in _vet(tmp_path / "b", {"README.md": card}).findings}
+
+
+def test_a_sentence_naming_two_pip_commands_names_their_packages_only(tmp_path: Path) -> None:
+    card = "```python\nuse_faiss=True,  # keeps memory low (pip install faiss-gpu or pip install faiss-cpu)\n```\n"
+    assert "unknown-package" not in {f.rule for f in _vet(tmp_path, {"README.md": card}).findings}
