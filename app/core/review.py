@@ -16,6 +16,9 @@ from app.core.gate import Outcome
 
 DECISIONS = ("approve", "reject")
 _SEVERITY = {"approve": 0, "review": 1, "reject": 2}
+# Who outranks whom: a reject binds every role below the one that gave it (an admin's veto is lifted
+# only by an admin). An unknown role ranks lowest.
+ROLE_RANK = {"vetter": 0, "reviewer": 1, "admin": 2}
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Review:
 class Refusal:
     """Why a review may not be given now; ``kind`` is a stable code."""
 
-    kind: str  # already-approved | already-rejected | admin-required
+    kind: str  # already-approved | already-rejected | admin-required (a reject, or an admin's veto, to lift)
     message: str
 
 
@@ -63,6 +66,10 @@ def apply_review(policy_outcome: Outcome, review: Review | None) -> Outcome:
     return replace(policy_outcome, approved=False, reasons=(stale, *policy_outcome.reasons))
 
 
+def _outranks(giver: str, role: str) -> bool:
+    return ROLE_RANK.get(giver, 0) > ROLE_RANK.get(role, 0)
+
+
 def refusal(policy_outcome: Outcome, current: Review | None, decision: str, role: str) -> Refusal | None:
     """Why ``decision`` by a ``role`` may not be given on top of the report's newest review, if so."""
     effective = apply_review(policy_outcome, current)
@@ -70,6 +77,9 @@ def refusal(policy_outcome: Outcome, current: Review | None, decision: str, role
     if decision == "approve":
         if effective.approved:
             return Refusal("already-approved", f"already approved ({effective.decided_by})")
+        if current is not None and current.decision == "reject" and _outranks(current.role, role):
+            return Refusal("admin-required", f"rejected by {current.reviewer} ({current.role}): "
+                           f"lifting a veto needs the {current.role} role or higher")
         if verdict == "reject" and role != "admin":
             return Refusal("admin-required", "the policy rejects it: overriding a reject needs the admin role")
         return None

@@ -159,3 +159,16 @@ def test_a_missing_reason_is_422(client: TestClient, secrets: dict[str, str], ve
     del doc["reason"]
     answer = client.post("/reviews", json=doc, headers={"Authorization": f"Bearer {secrets['admin']}"})
     assert answer.status_code == 422 and "reason" in answer.json()["error"]["message"]
+
+
+def test_an_admins_veto_binds_a_reviewer(
+    client: TestClient, settings: Settings, secrets: dict[str, str], vetted: Vetted
+) -> None:
+    # issue 25: a veto by a higher role binds lower roles; before, a reviewer's approval lifted it (gate 200).
+    sha = vetted.review.revision
+    assert post(client, secrets["admin"], **body(sha, decision="reject", reason="calls home")).status_code == 201
+    lifted = post(client, secrets["reviewer"], **body(sha))
+    assert lifted.status_code == 403 and lifted.json()["error"]["code"] == "admin-required"
+    assert "admin" in lifted.json()["error"]["message"] and stored(settings) == (1, 1)
+    assert client.get("/gate", params={"repo": REVIEW_REPO, "revision": sha}).status_code == 403
+    assert post(client, secrets["admin"], **body(sha, reason="re-read: the call is a docs link")).status_code == 201

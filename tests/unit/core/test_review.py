@@ -103,3 +103,13 @@ def test_a_review_applies_to_the_report_it_reviewed_not_to_a_later_vet() -> None
     reviewed = apply_review(policy("review", A, minutes=0), review("approve", minutes=60))
     answer = decide_gate(A, A, [reviewed, policy("review", A, minutes=5)])
     assert isinstance(answer, Denied)  # the re-vet at minute 5 has no review yet: fail closed
+
+
+def test_an_admins_veto_binds_reviewers() -> None:
+    # issue 25: an admin rejects a policy-approved commit; a reviewer's approval must not lift it.
+    vetoed = review("reject", seen="approve", role="admin")
+    assert kind(policy("approve"), vetoed, "approve", "reviewer") == "admin-required"
+    assert kind(policy("review"), vetoed, "approve", "reviewer") == "admin-required"
+    assert kind(policy("approve"), vetoed, "approve", "admin") is None  # the same role may lift it
+    # a reviewer's veto is lifted by a reviewer (a change of mind) or an admin
+    assert kind(policy("approve"), review("reject", seen="approve"), "approve", "reviewer") is None
