@@ -54,7 +54,8 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
     app = HfvetAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
     errors.install(app)
-    app.add_middleware(BodyLimit)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, max_json_depth=settings.max_json_depth,
+                       max_header_bytes=settings.max_header_bytes, max_headers=settings.max_headers)
     app.add_middleware(RateLimit, buckets=buckets_from(settings.rate_limit_burst, settings.rate_limit_per_second))
     app.include_router(api_router)
     web.install(app, settings)  # the dashboard's pages under /ui/, after the API's routes

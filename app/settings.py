@@ -75,6 +75,18 @@ class Settings(BaseSettings):
         1.0, allow_inf_nan=False, ge=0,
         description="Mutating requests per second a caller's allowance refills by (0: no limit)."
     )
+    max_body_bytes: int = Field(
+        1024 * 1024, ge=1024, description="Largest request body the API reads; larger is refused with 413."
+    )
+    max_json_depth: int = Field(
+        64, ge=1, le=500, description="Deepest nesting of a JSON request body; deeper is refused with 400 "
+        "(Python's parser recurses per level)."
+    )
+    max_header_bytes: int = Field(
+        64 * 1024, ge=4096, description="Request line and headers of one request, in bytes; more is refused "
+        "with 431 and the connection closed."
+    )
+    max_headers: int = Field(100, ge=10, description="Headers of one request; more is refused with 431.")
     queue: Literal["inprocess", "procrastinate"] = Field(
         "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
         "(PostgreSQL only; docs/deploy.md)."

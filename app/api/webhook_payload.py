@@ -68,6 +68,8 @@ def parse(body: bytes) -> WebhookPayload:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "invalid-json", f"the webhook body is not JSON: {exc}") from exc
+    except RecursionError as exc:  # app.api.limits refuses these first; this parser must not 500 without it
+        raise ApiError(400, "json-too-deep", "the webhook body nests too deeply") from exc
     try:
         return WebhookPayload.model_validate(data)
     except ValidationError as exc:

@@ -34,6 +34,7 @@ def serve(
     """
     import uvicorn
 
+    from app.api.header_limits import header_limited
     from app.server import create_app
 
     settings = Settings()
@@ -41,7 +42,8 @@ def serve(
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log,
+                http=header_limited(settings.max_header_bytes, settings.max_headers))
 
 
 def is_loopback(host: str) -> bool:
