@@ -48,6 +48,14 @@ class AppState:
         with self.store.engine.connect() as conn:
             return repos_written_since(conn, version)
 
+    def token_name(self, secret: str) -> str | None:
+        """The name of the live token ``secret`` is, or None (the rate limit's caller: app.api.ratelimit)."""
+        try:
+            who = _verify(self, secret)
+        except tokens.TokenExpired:
+            return None
+        return None if who is None else who.name
+
     def _version_and_token(self, token_digest: str | None) -> tuple[tuple[int, int], bool]:
         return (self.version(), True) if token_digest is None else self.version.with_token(token_digest)
 

@@ -1,15 +1,21 @@
 """Rate limits for what changes state: a token bucket per caller for every mutating request.
 
-A caller is its bearer token (by digest: the secret is never kept) or, without one, its IP address.
+A caller is who it is, not what it sends: a live API token is its own caller (by name), and
+anything else (no token, a malformed header, an unknown, revoked or expired token) is its client
+address (an IPv6 address by its /64, what one host is given). A random bearer string therefore
+spends its address's bucket, not a fresh one of its own. Telling a live token from a forged one
+costs one indexed read of the tokens table, the read the route would make anyway; a write without
+a bearer token is refused with 429 before any store query.
+
 Reads are not limited here (the gate is the hot path and is cheap); writes queue vets, record
-reviews or take webhooks, and a flood of them is refused with 429 and a Retry-After before any
-route, token lookup or store query runs. The bucket table is bounded (least recently seen callers
-are forgotten first), so a spray of addresses cannot grow memory.
+reviews or take webhooks. Tokens and addresses have separate bounded tables (least recently seen
+forgotten first): only live tokens, which an admin creates, enter the first, so a spray of
+addresses or strings can neither grow memory nor evict a real token's bucket.
 """
 
 from __future__ import annotations
 
-import hashlib
+import ipaddress
 import math
 import threading
 import time
@@ -17,13 +23,18 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.deps import bearer_secret
 from app.api.errors import error_body
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-MAX_CALLERS = 10_000
+MAX_CALLERS = 10_000  # per table: tokens, addresses
+
+# The name of the live token a bearer secret belongs to, or None (unknown, revoked, expired).
+TokenName = Callable[[str], str | None]
 
 
 @dataclass
@@ -58,17 +69,30 @@ class TokenBuckets:
             return (1 - bucket.tokens) / self.per_second if self.per_second > 0 else math.inf
 
 
-class RateLimit:
-    """ASGI middleware: a 429 with Retry-After for a caller whose bucket of mutating requests is empty."""
+@dataclass
+class CallerBuckets:
+    """One table for live tokens, one for addresses: filling one never evicts from the other."""
 
-    def __init__(self, app: ASGIApp, buckets: TokenBuckets | None) -> None:
-        self.app, self.buckets = app, buckets
+    tokens: TokenBuckets
+    addresses: TokenBuckets
+
+
+class RateLimit:
+    """ASGI middleware: a 429 with Retry-After for a caller whose bucket of mutating requests is empty.
+
+    ``token_name`` says which live token a bearer secret is; by default the server's store is asked
+    (app.api.deps.AppState.token_name), in a thread."""
+
+    def __init__(self, app: ASGIApp, buckets: CallerBuckets | None, token_name: TokenName | None = None) -> None:
+        self.app, self.buckets, self.token_name = app, buckets, token_name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.buckets is None or scope["type"] != "http" or scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
             return
-        wait = self.buckets.take(caller_key(scope))
+        name = await self._live_token(scope)
+        wait = (self.buckets.tokens.take(name) if name is not None
+                else self.buckets.addresses.take(address_key(scope)))
         if wait == 0:
             await self.app(scope, receive, send)
             return
@@ -76,16 +100,50 @@ class RateLimit:
         body = error_body("rate-limited", f"too many requests that change state; retry in {retry_after} s")
         await JSONResponse(body, status_code=429, headers={"Retry-After": retry_after})(scope, receive, send)
 
+    async def _live_token(self, scope: Scope) -> str | None:
+        """The name of the live token the request carries, or None (then its address is the caller)."""
+        secret = _bearer(scope)
+        if secret is None:
+            return None
+        token_name = self.token_name or _store_token_name(scope)
+        if token_name is None:
+            return None
+        try:
+            return await run_in_threadpool(token_name, secret)
+        except Exception:  # noqa: BLE001 - a store that does not answer: the route reports it its own way
+            return None
 
-def caller_key(scope: Scope) -> str:
-    """The bearer token's digest when one is sent (any value: a forged one still spends), else the IP."""
+
+def _bearer(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
-        if name == b"authorization":
-            return "token:" + hashlib.sha256(value).hexdigest()
+        if name == b"authorization":  # the first one, as Starlette's headers.get reads it for the route
+            return bearer_secret(value.decode("latin-1"))
+    return None
+
+
+def _store_token_name(scope: Scope) -> TokenName | None:
+    state = getattr(scope["app"].state, "hfvet", None) if "app" in scope else None  # set by the lifespan
+    return None if state is None else state.token_name
+
+
+def address_key(scope: Scope) -> str:
+    """The client's address as a bucket key: IPv4 whole, IPv6 by its /64 (one host's allotment)."""
     client = scope.get("client")
-    return "ip:" + (client[0] if client else "unknown")
+    host = client[0] if client else "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "ip:" + host  # a test client's or a unix socket's name
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return "ip:" + str(address.ipv4_mapped)
+        return "ip:" + str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return "ip:" + str(address)
 
 
-def buckets_from(burst: int, per_second: float) -> TokenBuckets | None:
+def buckets_from(burst: int, per_second: float, max_callers: int = MAX_CALLERS) -> CallerBuckets | None:
     """The limiter the settings ask for; None (no limit) when either value is 0."""
-    return TokenBuckets(burst, per_second) if burst > 0 and per_second > 0 else None
+    if burst <= 0 or per_second <= 0:
+        return None
+    return CallerBuckets(TokenBuckets(burst, per_second, max_keys=max_callers),
+                         TokenBuckets(burst, per_second, max_keys=max_callers))

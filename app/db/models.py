@@ -127,3 +127,16 @@ class TokenRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # None: never (said explicitly)
+
+
+class WebSessionRow(Base):
+    """A dashboard login that is still on: its cookie names it by a random id, stored here as sha256.
+
+    Logout deletes the row and revoking the token deletes its rows, so a copy of the cookie kept from
+    before stops working at once, on every replica and after a restart (app.db.web_sessions)."""
+
+    __tablename__ = "web_sessions"
+
+    id_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    token_digest: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from app.db import web_sessions
 from app.db.models import AuditRow, TokenRow
 
 ROLES = ("reader", "vetter", "reviewer", "admin")  # each role may do what the ones before it may
@@ -93,6 +94,7 @@ def revoke(session: Session, name: str, actor: str) -> bool:
     if row is None or row.revoked_at is not None:
         return False
     row.revoked_at = datetime.now(UTC)
+    web_sessions.end_all(session, row.digest)  # its dashboard sessions end with it
     session.add(AuditRow(actor=actor, action="token-revoke", subject=name, detail=row.role))
     return True
 

@@ -105,10 +105,10 @@ def page(request: Request) -> Page:
     """The page context (a dependency): read pages need a session under HFVET_READ_AUTH."""
     state: AppState = request.app.state.hfvet
     session = sessions(request).load(request)
-    who = holder(state.store, session.token_digest) if session.token_digest else None
-    if session.token_digest and who is None:
-        session.log_out()  # the token was revoked or expired since login
-        session.say("Your token is no longer valid: log in again.")
+    who = holder(state.store, session.session_id) if session.session_id else None
+    if session.session_id and who is None:
+        session.log_out()  # logged out elsewhere, or the token was revoked or expired since login
+        session.say("Your session or its token is no longer valid: log in again.")
     current = Page(request, state, session, who)
     if state.settings.read_auth and who is None and request.url.path not in ("/ui/login",):
         if request.method == "GET":

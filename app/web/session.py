@@ -1,7 +1,8 @@
-"""The dashboard's session: a signed cookie holding a CSRF token, the logged-in token's digest and a flash.
+"""The dashboard's session: a signed cookie holding a CSRF token, the login's session id and a flash.
 
-Signed with itsdangerous (HMAC, timestamped), not encrypted: it holds no secret. The token's digest
-names the API token; every request re-checks that the token is live (app.services.accounts.holder).
+Signed with itsdangerous (HMAC, timestamped), not encrypted: the session id alone logs no one in.
+It names a row of the store (app.db.web_sessions) that logout and token revocation delete; every
+request re-checks that the session and its token are live (app.services.accounts.holder).
 """
 
 from __future__ import annotations
@@ -14,27 +15,29 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.services.accounts import SESSION_MAX_AGE
+
 COOKIE = "hfvet_session"
-MAX_AGE = 8 * 3600  # a working day; then log in again
+MAX_AGE = SESSION_MAX_AGE
 PATH = "/ui"
 
 
 @dataclass
 class WebSession:
     csrf: str
-    token_digest: str | None = None
+    session_id: str | None = None  # a login's, in the store
     flash: str | None = None
     changed: bool = field(default=False, compare=False)  # to be sent back to the browser
 
     def csrf_ok(self, sent: str) -> bool:
         return bool(sent) and hmac.compare_digest(sent.encode(), self.csrf.encode())
 
-    def log_in(self, token_digest: str) -> None:
+    def log_in(self, session_id: str) -> None:
         """A new CSRF token with the new identity: a token planted before login is worthless after it."""
-        self.token_digest, self.csrf, self.changed = token_digest, _new_csrf(), True
+        self.session_id, self.csrf, self.changed = session_id, _new_csrf(), True
 
     def log_out(self) -> None:
-        self.token_digest, self.csrf, self.changed = None, _new_csrf(), True
+        self.session_id, self.csrf, self.changed = None, _new_csrf(), True
 
     def say(self, message: str) -> None:
         self.flash, self.changed = message, True
@@ -61,15 +64,16 @@ class Sessions:
             except BadSignature:  # also SignatureExpired
                 data = None
             if isinstance(data, dict) and isinstance(data.get("csrf"), str):
-                digest, flash = data.get("token"), data.get("flash")
-                return WebSession(data["csrf"], digest if isinstance(digest, str) else None,
+                # A cookie from before server-side sessions holds "token", not "sid": no login.
+                session_id, flash = data.get("sid"), data.get("flash")
+                return WebSession(data["csrf"], session_id if isinstance(session_id, str) else None,
                                   flash if isinstance(flash, str) else None)
         return WebSession(_new_csrf(), changed=True)
 
     def save(self, request: Request, response: Response, session: WebSession) -> None:
         if not session.changed:
             return
-        value = self._signer.dumps({"csrf": session.csrf, "token": session.token_digest, "flash": session.flash})
+        value = self._signer.dumps({"csrf": session.csrf, "sid": session.session_id, "flash": session.flash})
         response.set_cookie(COOKIE, value, max_age=MAX_AGE, path=PATH, httponly=True, samesite="lax",
                             secure=request.url.scheme == "https")
 

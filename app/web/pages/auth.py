@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Form
 from starlette.responses import Response
 
 from app.db.tokens import TokenExpired
-from app.services.accounts import login
+from app.services.accounts import end_session, login, start_session
 from app.web.page import Page, PageRoute, page
 
 router = APIRouter(route_class=PageRoute)
@@ -32,13 +32,15 @@ def login_post(current: Annotated[Page, Depends(page)], csrf: Annotated[str, For
         return current.render("login.html", status=401, next=_local(next),
                               error="That token is unknown or revoked.")
     who, token_digest = found
-    current.session.log_in(token_digest)
+    current.session.log_in(start_session(current.app.store, token_digest))
     return current.redirect(_local(next) or "/ui/", flash=f"Logged in as {who.name} ({who.role}).")
 
 
 @router.post("/ui/logout", name="logout")
 def logout(current: Annotated[Page, Depends(page)], csrf: Annotated[str, Form()] = "") -> Response:
     current.check_csrf(csrf)
+    if current.session.session_id is not None:
+        end_session(current.app.store, current.session.session_id)  # every copy of the cookie ends here
     current.session.log_out()
     return current.redirect("/ui/", flash="Logged out.")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.ratelimit import TokenBuckets
+from app.api.ratelimit import TokenBuckets, address_key
 from app.api.security import CONTENT_SECURITY_POLICY
 from app.server import create_app
 from tests.integration.security.served import WEBHOOK_SECRET, Served, fill_store, served, settings_for
@@ -88,6 +88,37 @@ def test_a_flood_of_writes_gets_429_with_retry_after_and_reads_go_on(tmp_path: P
         assert s.client.get("/repos", headers=vetter).status_code == 200  # reads are not limited
         anonymous = [s.client.post("/webhooks/huggingface", json={}).status_code for _ in range(4)]
         assert anonymous == [401, 401, 401, 429]  # no token: limited by address, before the secret is checked
+
+
+def test_random_bearer_strings_share_their_address_bucket(tmp_path: Path, vetted: Vetted) -> None:
+    with served(tmp_path, vetted, rate_limit_burst=3, rate_limit_per_second=0.01) as s:
+        forged = [s.client.post("/vet", params={"repo": APPROVE_REPO}, headers={"Authorization": f"Bearer hfv_{i}"})
+                  for i in range(5)]
+        assert [a.status_code for a in forged] == [401, 401, 401, 429, 429]  # not a fresh bucket per string
+        assert s.client.post("/webhooks/huggingface", json={}).status_code == 429  # the same address, spent
+        vetter = s.client.post("/vet", params={"repo": APPROVE_REPO}, headers=s.headers("vetter"))
+        assert vetter.status_code == 202  # a live token is its own caller, whatever its address did
+
+
+def test_a_spray_of_bearers_does_not_reset_a_live_tokens_bucket(tmp_path: Path, vetted: Vetted) -> None:
+    with served(tmp_path, vetted, rate_limit_burst=2, rate_limit_per_second=0.001) as s:
+        vetter = s.headers("vetter")
+        spent = [s.client.post("/vet", params={"repo": APPROVE_REPO}, headers=vetter).status_code for _ in range(3)]
+        assert spent == [202, 202, 429]
+        for i in range(10_000):  # more strings than the table holds callers
+            s.client.post("/reviews", headers={"Authorization": f"Bearer hfv_spray{i}"})
+        assert s.client.post("/vet", params={"repo": APPROVE_REPO}, headers=vetter).status_code == 429
+
+
+@pytest.mark.parametrize(("host", "key"), [
+    ("203.0.113.7", "ip:203.0.113.7"),
+    ("2001:db8:1:2:aaaa::1", "ip:2001:db8:1:2::/64"),
+    ("2001:db8:1:2:ffff::9", "ip:2001:db8:1:2::/64"),  # the same host's /64: the same caller
+    ("::ffff:203.0.113.7", "ip:203.0.113.7"),
+    ("testclient", "ip:testclient"),
+])
+def test_an_address_is_keyed_by_what_one_host_holds(host: str, key: str) -> None:
+    assert address_key({"client": (host, 1234)}) == key
 
 
 def test_a_bucket_refills_and_the_table_of_callers_is_bounded() -> None:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
 from app.db import tokens
+from app.db.models import WebSessionRow
 from app.server import create_app
 from app.services.store import open_store
 from app.settings import Settings
@@ -73,6 +75,49 @@ def test_logout_ends_the_session(client: TestClient, world: World) -> None:
     csrf = csrf_of(client.get("/ui/").text)
     assert client.post("/ui/logout", data={"csrf": csrf}).status_code == 303
     assert 'data-testid="whoami"' not in client.get("/ui/").text
+
+
+def test_a_cookie_saved_before_logout_is_refused_after_it(client: TestClient, world: World) -> None:
+    log_in(client, world.secrets["reviewer"])
+    saved = client.cookies[COOKIE]
+    csrf = csrf_of(client.get("/ui/").text)
+    assert client.post("/ui/logout", data={"csrf": csrf}).status_code == 303
+    client.cookies.clear()
+    client.cookies.set(COOKIE, saved, path="/ui")  # a copy kept by whoever had the cookie
+    assert 'data-testid="whoami"' not in client.get("/ui/").text
+
+
+def test_a_cookie_saved_before_revocation_is_refused_and_its_session_deleted(client: TestClient, world: World,
+                                                                              settings: Settings) -> None:
+    log_in(client, world.secrets["reviewer"])
+    saved = client.cookies[COOKIE]
+    store = open_store(settings)
+    with store.session() as session:
+        assert session.execute(select(func.count()).select_from(WebSessionRow)).scalar_one() == 1
+        assert tokens.revoke(session, "reviewer-1", actor="test")
+        assert session.execute(select(func.count()).select_from(WebSessionRow)).scalar_one() == 0
+    store.close()
+    client.cookies.set(COOKIE, saved, path="/ui")
+    assert 'data-testid="whoami"' not in client.get("/ui/").text
+
+
+def test_a_session_outlives_a_restart_with_the_same_key_but_not_its_logout(settings: Settings,
+                                                                            world: World) -> None:
+    assert settings.session_secret is not None  # a set key: cookies outlive the process
+    with TestClient(create_app(settings, resolve=no_hub), base_url="https://testserver",
+                    follow_redirects=False) as first:
+        log_in(first, world.secrets["reviewer"])
+        saved = first.cookies[COOKIE]
+    with TestClient(create_app(settings, resolve=no_hub), base_url="https://testserver",
+                    follow_redirects=False) as second:
+        second.cookies.set(COOKIE, saved, path="/ui")
+        html = second.get("/ui/").text
+        assert 'data-testid="whoami">reviewer-1 (reviewer)<' in html
+        assert second.post("/ui/logout", data={"csrf": csrf_of(html)}).status_code == 303
+    with TestClient(create_app(settings, resolve=no_hub), base_url="https://testserver",
+                    follow_redirects=False) as third:
+        third.cookies.set(COOKIE, saved, path="/ui")
+        assert 'data-testid="whoami"' not in third.get("/ui/").text
 
 
 def test_login_only_sends_back_to_a_dashboard_page(client: TestClient, world: World) -> None:

@@ -26,15 +26,15 @@ def test_a_saved_session_loads_back() -> None:
     session = sessions.load(request_with(None))
     session.log_in("digest-1")
     again = sessions.load(request_with(saved(sessions, session)))
-    assert (again.csrf, again.token_digest) == (session.csrf, "digest-1")
+    assert (again.csrf, again.session_id) == (session.csrf, "digest-1")
 
 
 def test_another_key_or_an_edit_gives_a_fresh_session() -> None:
     session = WebSession("csrf-1", "digest-1", changed=True)
     value = saved(Sessions("key"), session)
-    assert Sessions("other-key").load(request_with(value)).token_digest is None
+    assert Sessions("other-key").load(request_with(value)).session_id is None
     tampered = value.replace(value[5], "A" if value[5] != "A" else "B", 1)
-    assert Sessions("key").load(request_with(tampered)).token_digest is None
+    assert Sessions("key").load(request_with(tampered)).session_id is None
 
 
 def test_login_and_logout_rotate_the_csrf_token() -> None:
@@ -43,7 +43,7 @@ def test_login_and_logout_rotate_the_csrf_token() -> None:
     assert session.csrf != "before" and session.changed
     during = session.csrf
     session.log_out()
-    assert session.csrf != during and session.token_digest is None
+    assert session.csrf != during and session.session_id is None
 
 
 def test_csrf_check_needs_the_exact_token() -> None:
