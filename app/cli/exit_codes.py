@@ -6,8 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-from app.errors import HfvetError
-from app.settings import SettingsError
+from app.errors import HfvetError, SettingsError
 
 if TYPE_CHECKING:
     from app.core.verdict import Verdict
