@@ -21,11 +21,10 @@ the only binary is a two-by-two safetensors of zeros.
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from tests.corpus.loader_heldout import _bytes, safetensors
 from tests.corpus.registry import Case, register_all
 
 HOSTILE = "instructions-heldout"
@@ -58,22 +57,6 @@ GIT = "git-clone(1) --recurse-submodules: every submodule URL in .gitmodules is 
 
 # A Hub org or GitHub owner that is neither vendor nor known: the sources below are nobody's vetted code.
 STRANGER = "gpu-fastlane"
-
-
-def _bytes(value: str | bytes | Mapping[str, object]) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode()
-    return (json.dumps(value, indent=2) + "\n").encode()
-
-
-def safetensors() -> bytes:
-    """A real, tiny safetensors file: one F32 2x2 tensor of zeros."""
-    header = {"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    return struct.pack("<Q", len(raw)) + raw + bytes(16)
 
 
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2, "num_hidden_layers": 1,
