@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-from app.errors import HfvetError
+from app.errors import HfvetError, SettingsError
 
 if TYPE_CHECKING:
     from app.core.verdict import Verdict
@@ -48,6 +48,8 @@ def guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except Exception as exc:
+        if isinstance(exc, SettingsError):
+            fail(*exc.lines)
         if isinstance(exc, HfvetError) or _is_source_error(exc):
             fail(str(exc))
         raise
