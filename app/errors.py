@@ -11,9 +11,3 @@ class InputError(HfvetError):
     """What was asked for cannot be used as given (no such path, a policy that does not load)."""
 
 
-class SettingsError(InputError):
-    """The environment holds a setting hfvet cannot use: one line per bad setting, each naming it."""
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines

@@ -20,7 +20,16 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.errors import SettingsError
+
+class SettingsError(ValueError):
+    """The environment holds a setting hfvet cannot use: one line per bad setting, each naming it.
+
+    Here, not in app.errors: settings sit below every other layer (import-linter's layers contract)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
 
 _PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
 _DATABASE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # dialect[+driver]://...; SQLAlchemy parses the rest

@@ -6,7 +6,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
-from app.errors import HfvetError, SettingsError
+from app.errors import HfvetError
+from app.settings import SettingsError
 
 if TYPE_CHECKING:
     from app.core.verdict import Verdict

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import SettingsError
-from app.settings import Settings, child_environment, reveal
+from app.settings import Settings, SettingsError, child_environment, reveal
 
 
 def test_environment_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
