@@ -9,5 +9,3 @@ class HfvetError(Exception):
 
 class InputError(HfvetError):
     """What was asked for cannot be used as given (no such path, a policy that does not load)."""
-
-

@@ -15,20 +15,14 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# SettingsError lives below settings: `hfvet gate --server` and the CLI's error handling catch it without pydantic.
+from app.setting_checks import SettingsError, http_url_problem, shown
 
-class SettingsError(ValueError):
-    """The environment holds a setting hfvet cannot use: one line per bad setting, each naming it.
-
-    Here, not in app.errors: settings sit below every other layer (import-linter's layers contract)."""
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
+__all__ = ["Settings", "SettingsError", "child_environment", "reveal"]
 
 
 _PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
@@ -129,6 +123,14 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return url
 
+    @field_validator("server", mode="before")
+    @classmethod
+    def _no_server(cls, url: object) -> object:
+        # An empty HFVET_SERVER means none, as for `gate --server` and `download --server` (click
+        # ignores an empty variable). An empty HF_ENDPOINT has no such reading: huggingface_hub
+        # would take "" as the hub, so it is refused.
+        return None if url == "" else url
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _database_url(cls, url: object) -> object:
@@ -179,18 +181,6 @@ class Settings(BaseSettings):
         return self.policies_root() / f"{path}.yaml"
 
 
-def http_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a server to talk to (absolute http(s) with a host), or None."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018  a bad port raises here, not on first use
-    except ValueError:
-        return "not an http(s) URL with a host"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "not an http(s) URL with a host"
-    return None
-
-
 _SECRETS = frozenset({"HF_TOKEN", "HFVET_DATABASE_URL", "HFVET_TOKEN", "HFVET_WEBHOOK_SECRET", "HFVET_SESSION_SECRET"})
 
 
@@ -201,9 +191,9 @@ def settings_error(exc: ValidationError) -> SettingsError:
         field = str(error["loc"][0]) if error["loc"] else ""
         name = field if field.isupper() else f"HFVET_{field.upper()}"  # an alias is the variable's own name
         reason = error["msg"].removeprefix("Value error, ")
-        shown = "" if name in _SECRETS or not isinstance(error["input"], str | int | float) else (
-            f": {error['input']!r}")
-        lines.append(f"{name}: {reason}{shown}")
+        value = error["input"]
+        quoted = "" if name in _SECRETS or not isinstance(value, str | int | float) else f": {shown(value)}"
+        lines.append(f"{name}: {reason}{quoted}")
     return SettingsError(lines)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from app.errors import HfvetError
-from app.settings import SettingsError
+from app.setting_checks import SettingsError  # stdlib only: `hfvet gate --server` imports this module
 
 if TYPE_CHECKING:
     from app.core.verdict import Verdict

@@ -17,7 +17,7 @@ from typer.core import TyperCommand, TyperGroup
 from typer.main import get_group
 
 from app.cli import exit_codes
-from app.settings import SettingsError
+from app.setting_checks import SettingsError  # not app.settings: help and `gate --server` stay without pydantic
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter  # typer vendors click: these are its own types

@@ -38,7 +38,7 @@ def test_the_hub_endpoint_must_be_an_http_url_with_a_host(monkeypatch: pytest.Mo
     monkeypatch.setenv("HF_ENDPOINT", value)
     with pytest.raises(SettingsError) as caught:
         Settings()
-    assert caught.value.lines == [f"HF_ENDPOINT: not an http(s) URL with a host: {value!r}"]
+    assert caught.value.lines == [f"HF_ENDPOINT: not an http:// or https:// URL with a host: {value!r}"]
 
 
 @pytest.mark.parametrize("value", ["https://huggingface.co", "http://127.0.0.1:8090", "https://mirror.example/hf/"])
@@ -51,6 +51,24 @@ def test_the_server_url_is_checked_like_the_hub(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("HFVET_SERVER", "http://")
     with pytest.raises(SettingsError, match=r"^HFVET_SERVER: not an http"):
         Settings()
+
+
+def test_an_empty_server_means_none_as_for_the_gate_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HFVET_SERVER", "")  # click ignores it for `gate --server`: the local store
+    assert Settings().server is None
+
+
+@pytest.mark.parametrize(("name", "value", "masked"), [
+    ("HF_ENDPOINT", "https://hf_sEcReT@", "https://***@"),
+    ("HFVET_SERVER", "https://ci:sEcReT@:8000", "https://ci:***@:8000"),
+    ("HFVET_SERVER", "ftp://mirror/?token=sEcReT", "ftp://mirror/?token=***"),
+])
+def test_a_bad_url_is_shown_without_its_credentials(monkeypatch: pytest.MonkeyPatch, name: str, value: str,
+                                                     masked: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        Settings()
+    assert caught.value.lines == [f"{name}: not an http:// or https:// URL with a host: {masked!r}"]
 
 
 @pytest.mark.parametrize(("name", "value"), [
