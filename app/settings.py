@@ -12,16 +12,27 @@ one on calls ``reveal()`` at that spot and nowhere else.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# SettingsError lives below settings: `hfvet gate --server` and the CLI's error handling catch it without pydantic.
+from app.setting_checks import SettingsError, http_url_problem, shown
+
+__all__ = ["Settings", "SettingsError", "child_environment", "reveal"]
+
+
 _PACKAGED_POLICIES = Path(__file__).resolve().parents[1] / "policies"
+_DATABASE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # dialect[+driver]://...; SQLAlchemy parses the rest
 
 
 class Settings(BaseSettings):
+    """Validated when built: a bad value raises SettingsError naming its variable, so every command
+    refuses to start (exit 2) instead of failing on first use (a traceback, exit 1, a 500 per vet)."""
+
     model_config = SettingsConfigDict(env_prefix="HFVET_", extra="ignore", frozen=True)
 
     hf_endpoint: str | None = Field(
@@ -57,13 +68,15 @@ class Settings(BaseSettings):
         None, description="Key that signs dashboard session cookies (default: a random one per server process)."
     )
     poll_seconds: float = Field(
-        0, ge=0, description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
+        0, allow_inf_nan=False, ge=0,
+        description="Seconds between re-checks of approved repos' branch heads by the server (0: off)."
     )
     rate_limit_burst: int = Field(
         60, ge=0, description="Mutating requests (POST...) a caller may send at once before 429 (0: no limit)."
     )
     rate_limit_per_second: float = Field(
-        1.0, ge=0, description="Mutating requests per second a caller's allowance refills by (0: no limit)."
+        1.0, allow_inf_nan=False, ge=0,
+        description="Mutating requests per second a caller's allowance refills by (0: no limit)."
     )
     max_body_bytes: int = Field(
         1024 * 1024, ge=1024, description="Largest request body the API reads; larger is refused with 413."
@@ -85,7 +98,8 @@ class Settings(BaseSettings):
         "*/15 * * * *", description="When `hfvet worker`s re-check approved repos' heads, policy and scanners (cron)."
     )
     worker_heartbeat_seconds: float = Field(
-        10, gt=0, description="Seconds between a worker's heartbeats; silent 3x as long, its jobs go to others."
+        10, allow_inf_nan=False, gt=0,
+        description="Seconds between a worker's heartbeats; silent 3x as long, its jobs go to others."
     )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
@@ -95,6 +109,56 @@ class Settings(BaseSettings):
         "auto", description="Corroborating engines (picklescan, modelscan): `auto` skips them on files hfvet's "
         "engine walked completely and found clean; `always` runs them on every file they handle."
     )
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise settings_error(exc) from exc
+
+    @field_validator("hf_endpoint", "server")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and (problem := http_url_problem(url)):
+            raise ValueError(problem)
+        return url
+
+    @field_validator("server", mode="before")
+    @classmethod
+    def _no_server(cls, url: object) -> object:
+        # An empty HFVET_SERVER means none, as for `gate --server` and `download --server` (click
+        # ignores an empty variable). An empty HF_ENDPOINT has no such reading: huggingface_hub
+        # would take "" as the hub, so it is refused.
+        return None if url == "" else url
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _database_url(cls, url: object) -> object:
+        if isinstance(url, str) and not _DATABASE_URL.match(url):
+            raise ValueError("not a database URL (dialect+driver://...)")
+        return url
+
+    @field_validator("policies_dir", mode="before")
+    @classmethod
+    def _policies_dir(cls, path: object) -> object:
+        if isinstance(path, str | Path) and not (str(path) and Path(path).is_dir()):
+            raise ValueError("not a directory")
+        return path
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _policy(cls, path: object) -> object:
+        if path == "":  # Path("") is ".", the working directory: never a policy
+            raise ValueError("empty: a policy file or a shipped name (default, strict)")
+        return path
+
+    @field_validator("data_home", mode="before")
+    @classmethod
+    def _data_home(cls, path: object) -> object:
+        # The XDG spec: an empty or relative XDG_DATA_HOME is ignored, so the default applies.
+        if isinstance(path, str | Path) and not (str(path) and Path(path).is_absolute()):
+            return None
+        return path
 
     def store_url(self) -> str:
         """$HFVET_DATABASE_URL, else sqlite at $XDG_DATA_HOME/hfvet/hfvet.db (~/.local/share by default)."""
@@ -115,6 +179,22 @@ class Settings(BaseSettings):
         if path.exists() or path.suffix:
             return path
         return self.policies_root() / f"{path}.yaml"
+
+
+_SECRETS = frozenset({"HF_TOKEN", "HFVET_DATABASE_URL", "HFVET_TOKEN", "HFVET_WEBHOOK_SECRET", "HFVET_SESSION_SECRET"})
+
+
+def settings_error(exc: ValidationError) -> SettingsError:
+    """One line per bad setting: its environment variable, what is wrong, and the value unless secret."""
+    lines = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        name = field if field.isupper() else f"HFVET_{field.upper()}"  # an alias is the variable's own name
+        reason = error["msg"].removeprefix("Value error, ")
+        value = error["input"]
+        quoted = "" if name in _SECRETS or not isinstance(value, str | int | float) else f": {shown(value)}"
+        lines.append(f"{name}: {reason}{quoted}")
+    return SettingsError(lines)
 
 
 def reveal(secret: SecretStr | None) -> str | None:

@@ -16,6 +16,7 @@ from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.progress import download_progress, human_bytes
 from app.core.gate import Approved
 from app.services.downloads import DownloadError, Landed, VerificationError, download, parse_manifest
+from app.setting_checks import bad_url_lines
 from app.settings import Settings
 
 
@@ -52,8 +53,11 @@ def download_cmd(
 
     The gate's codes: 1 rejected or waiting for review, 4 not vetted, 5 the branch moved; 2 error.
     """
+    settings = Settings()  # checked before the gate is asked: a bad HF_ENDPOINT stops here, not after it
+    if server and (lines := bad_url_lines({"--server": server})):  # HFVET_SERVER passed Settings' check
+        exit_codes.fail(*lines)
     approval = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
-    landed = exit_codes.guard(lambda: _download(approval, local_dir))
+    landed = exit_codes.guard(lambda: _download(settings, approval, local_dir))
     sys.stdout.write(landed.sha + "\n")
     Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
         f"verified {len(landed.files)} files ({human_bytes(landed.total_bytes)}) of {landed.repo}@{landed.sha} "
@@ -103,11 +107,11 @@ def _refuse(doc: dict[str, Any], repo: str, revision: str | None) -> NoReturn:
     raise typer.Exit(exit_for(doc))
 
 
-def _download(approval: Approval, local_dir: Path) -> Landed:
+def _download(settings: Settings, approval: Approval, local_dir: Path) -> Landed:
     from app.sources.hub import HubClient  # the hub client only once the gate approved
     from app.sources.hub_download import hub_fetcher
 
-    fetch = hub_fetcher(HubClient.from_settings(Settings()), approval.repo, approval.sha)
+    fetch = hub_fetcher(HubClient.from_settings(settings), approval.repo, approval.sha)
     total = sum(int(f.get("size") or 0) for f in approval.files)
     try:
         with download_progress(total, f"{approval.repo}@{approval.sha[:12]}") as on_file:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from app.errors import HfvetError
+from app.setting_checks import SettingsError  # stdlib only: `hfvet gate --server` imports this module
 
 if TYPE_CHECKING:
     from app.core.verdict import Verdict
@@ -48,6 +49,8 @@ def guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except Exception as exc:
+        if isinstance(exc, SettingsError):
+            fail(*exc.lines)
         if isinstance(exc, HfvetError) or _is_source_error(exc):
             fail(str(exc))
         raise

@@ -50,8 +50,19 @@ def parse(argv: list[str]) -> GateArgs | None:
     fmt = values.get("fmt", "text")
     if len(positional) != 1 or not server or fmt not in ("text", "json"):
         return None
+    if bad_remote_settings(server, from_option=bool(values.get("server"))):
+        return None  # the full CLI names them and exits 2
     token = values.get("token") or os.environ.get("HFVET_TOKEN")
     return GateArgs(positional[0], values.get("revision"), fmt, server, token)
+
+
+def bad_remote_settings(server: str, from_option: bool) -> list[str]:
+    """The remote gate builds no Settings (no pydantic on this path), so it checks the URLs it reads
+    itself, in Settings' words: the server, and HF_ENDPOINT, which every command refuses when bad."""
+    from app.setting_checks import bad_url_lines
+
+    return bad_url_lines({"HF_ENDPOINT": os.environ.get("HF_ENDPOINT"),
+                          "--server" if from_option else "HFVET_SERVER": server})
 
 
 def run(args: GateArgs) -> int:

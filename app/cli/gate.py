@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from app.cli import exit_codes
+from app.cli.fast_gate import bad_remote_settings
 from app.cli.gate_answer import exit_for, refusal_lines
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ __all__ = ["exit_for", "explain_refusal", "gate_cmd", "local_gate"]
 
 
 def gate_cmd(
+    ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
     revision: Annotated[
         str | None,
@@ -43,6 +45,8 @@ def gate_cmd(
     """
     if fmt not in ("text", "json"):
         exit_codes.fail(f"--format must be text or json, not {fmt!r}")
+    if server and (lines := bad_remote_settings(server, from_option=server_from_option(ctx))):
+        exit_codes.fail(*lines)  # the local path's Settings() checks its own
     doc = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
     code = exit_for(doc)
     if fmt == "json":
@@ -52,6 +56,12 @@ def gate_cmd(
     if code != exit_codes.EXIT_OK:
         explain_refusal(doc, repo, revision)
     raise typer.Exit(code)
+
+
+def server_from_option(ctx: typer.Context) -> bool:
+    """Whether --server was given (else HFVET_SERVER supplied it): the error names the one to fix."""
+    source = ctx.get_parameter_source("server")
+    return source is None or source.name != "ENVIRONMENT"
 
 
 def _remote(server: str, token: str | None, repo: str, revision: str | None) -> dict[str, Any]:
@@ -66,12 +76,13 @@ def _local(repo: str, revision: str | None) -> dict[str, Any]:
 
 def local_gate(repo: str, revision: str | None) -> GateResult:
     """The gate's answer from the local store (branches resolved on the hub); `hfvet download` too."""
+    from app.settings import Settings
+
+    settings = Settings()  # first: a bad setting refuses before the store and the policy engine load
     from app.services.gating import active_policy, gate
     from app.services.store import open_store
-    from app.settings import Settings
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch
 
-    settings = Settings()
     policy = active_policy(settings)
     store = open_store(settings)
     try:

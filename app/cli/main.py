@@ -10,11 +10,14 @@ from __future__ import annotations
 import importlib
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.main import get_group
+
+from app.cli import exit_codes
+from app.setting_checks import SettingsError  # not app.settings: help and `gate --server` stay without pydantic
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter  # typer vendors click: these are its own types
@@ -66,6 +69,13 @@ class LazyGroup(TyperGroup):
         if cmd_name in COMMANDS:
             return listed_command(cmd_name) if self.listing else load_command(cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: Context) -> Any:
+        """Every command builds its Settings on start; a bad one is a usage error (exit 2), not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except SettingsError as exc:
+            exit_codes.fail(*exc.lines)
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         self.listing = True

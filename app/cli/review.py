@@ -11,6 +11,7 @@ from rich.text import Text
 
 from app.cli import exit_codes
 from app.errors import HfvetError
+from app.setting_checks import bad_url_lines
 from app.settings import Settings, reveal
 
 # A refusal's stable code -> exit code; anything else that is not a success is an error (2).
@@ -41,6 +42,8 @@ def review_cmd(
         exit_codes.fail("say --approve or --reject (one of them)")
     decision = "approve" if approve else "reject"
     settings = Settings()
+    if server and (lines := bad_url_lines({"--server": server})):  # HFVET_SERVER passed Settings' check
+        exit_codes.fail(*lines)
     url = server or settings.server
     if url:
         _via_server(url, reveal(settings.token), {"repo": repo, "revision": revision, "decision": decision,

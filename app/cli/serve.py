@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from app.cli import exit_codes
-from app.db import tokens
-from app.services.store import open_store
 from app.settings import Settings
 
 
@@ -32,12 +30,13 @@ def serve(
 
     A non-loopback --host needs a live (unrevoked, unexpired) token at startup; later, every write needs one.
     """
+    settings = Settings()  # first: a bad setting refuses before the server stack is imported
+
     import uvicorn
 
     from app.api.header_limits import header_limited
     from app.server import create_app
 
-    settings = Settings()
     if not is_loopback(host) and not exit_codes.guard(lambda: _has_tokens(settings)):
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
@@ -56,6 +55,9 @@ def is_loopback(host: str) -> bool:
 
 
 def _has_tokens(settings: Settings) -> bool:
+    from app.db import tokens  # on use: a bad setting refuses before the database layer loads
+    from app.services.store import open_store
+
     store = open_store(settings)
     try:
         with store.session() as session:

@@ -19,6 +19,7 @@ from app.core.report import Report
 from app.errors import HfvetError
 from app.render import RENDERERS
 from app.services.vetting import record, scan_local, vet_remote
+from app.setting_checks import bad_url_lines
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ def vet(
     """
     if with_references and no_store:
         exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
+    if lines := bad_url_lines({"--endpoint": endpoint}):
+        exit_codes.fail(*lines)
     limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
     store = None if no_store else exit_codes.guard(lambda: _open_store(settings))  # fail before hub traffic

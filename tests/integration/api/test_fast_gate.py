@@ -18,8 +18,8 @@ _FULL = "import sys; sys.argv[0] = 'hfvet'; from app.cli.main import main; main(
 _FAST = "import sys; sys.argv[0] = 'hfvet'; from app.cli.entry import main; main()"
 
 
-def _run(entry: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", entry, *args], cwd=ROOT, env={"PATH": "", "HFVET_TOKEN": "t"},
+def _run(entry: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", entry, *args], cwd=ROOT, env={"PATH": "", "HFVET_TOKEN": "t", **env},
                           capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -57,6 +57,22 @@ def test_an_unreachable_server_fails_closed_on_both_paths() -> None:
     for entry in (_FULL, _FAST):
         result = _run(entry, "gate", NVIDIA, "--server", "http://127.0.0.1:9")
         assert result.returncode == 2 and result.stdout == "" and "error:" in result.stderr
+
+
+@pytest.mark.parametrize(("env", "server", "named"), [
+    ({"HF_ENDPOINT": "not-a-url"}, "ok", "HF_ENDPOINT: "),  # every command refuses it, the remote gate too
+    ({"HF_ENDPOINT": ""}, "ok", "HF_ENDPOINT: "),
+    ({"HFVET_SERVER": "http://"}, None, "HFVET_SERVER: "),
+    ({}, "http://", "--server: "),
+])
+def test_a_bad_url_setting_stops_both_paths_before_the_server_is_asked(env: dict[str, str], server: str | None,
+                                                                        named: str) -> None:
+    with CannedServer(200, _answer(status="approved", approved=True, repo=NVIDIA, revision=SHA_A)) as url:
+        args = ("--server", url if server == "ok" else server) if server else ()
+        for entry in (_FULL, _FAST):
+            result = _run(entry, "gate", NVIDIA, *args, **env)
+            assert (result.returncode, result.stdout) == (2, ""), result.stderr
+            assert result.stderr.startswith(f"error: {named}not an http:// or https:// URL with a host")
 
 
 def test_the_fast_path_loads_no_command_line_framework() -> None:

@@ -30,7 +30,7 @@ from app.examples.torchfiles import write_torch_zip
 from app.render.sarif import sarif_document
 from app.render.text import TextRenderer
 from app.services.vetting import scan_local
-from app.settings import Settings
+from app.settings import Settings, SettingsError
 from app.sources.local import LocalSource
 
 PEERS = ("picklescan", "modelscan")
@@ -179,7 +179,7 @@ def test_hfvet_peers_in_the_environment_reaches_the_scan(tmp_path: Path, monkeyp
     report = scan_local(folder, settings=Settings(), policy_path=Path("interim"))
     assert _engines(report, "model.pkl") == {p: "ran: HFVET_PEERS=always" for p in PEERS}
     monkeypatch.setenv("HFVET_PEERS", "sometimes")
-    with pytest.raises(ValueError, match="peers"):
+    with pytest.raises(SettingsError, match=r"^HFVET_PEERS: "):  # named as the variable to fix
         Settings()
 
 
