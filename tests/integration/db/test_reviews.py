@@ -135,11 +135,16 @@ def test_an_approval_of_review_does_not_survive_a_policy_that_rejects(store: Sto
     assert isinstance(answer(store, REVIEW_REPO, sha), Approved)  # back under default it still applies
 
 
-def test_a_review_applies_to_the_report_it_reviewed(store: Store, vetted: Vetted) -> None:
+def test_an_approval_carries_to_a_later_vet_of_the_same_findings_while_the_verdict_holds(
+    store: Store, vetted: Vetted
+) -> None:
     sha = record(store, vetted.review)
     review(store, REVIEW_REPO, sha, "approve")
-    record(store, vetted.strict_reject)  # a later vet of the same commit, not reviewed: it decides now
-    assert isinstance(answer(store, REVIEW_REPO, sha), Denied)
+    record(store, vetted.strict_reject)  # a later vet of the same bytes (under strict), not reviewed
+    assert isinstance(answer(store, REVIEW_REPO, sha), Approved)  # default still says `review` of them
+    refused = answer(store, REVIEW_REPO, sha, active=policy("strict"))
+    assert isinstance(refused, Denied)
+    assert "the policy verdict changed from review to reject" in refused.outcome.reasons[0]
 
 
 def test_concurrent_reviews_of_one_commit_serialize_and_the_newest_wins(
