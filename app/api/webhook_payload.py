@@ -2,7 +2,9 @@
 
 Only the fields hfvet acts on are modelled; the Hub sends more (owner, url, discussion, ...),
 which are ignored. Shape: ``{"event": {"action", "scope"}, "repo": {"type", "name", "headSha"},
-"updatedRefs": [{"ref", "oldSha", "newSha"}]}`` (see huggingface_hub's ``_webhooks_payload``).
+"updatedRefs": [{"ref", "oldSha", "newSha"}], "webhook": {"id", "version"}}`` (see huggingface_hub's
+``_webhooks_payload``). The Hub sends no delivery id: a delivery is named by its webhook id and what
+each ref moved from and to (app.services.webhooks).
 """
 
 from __future__ import annotations
@@ -41,25 +43,34 @@ class UpdatedRef(_Lenient):
     newSha: str | None = Field(None, max_length=64)
 
 
+class WebhookInfo(_Lenient):
+    id: str = Field("", max_length=100)
+
+
 class WebhookPayload(_Lenient):
     event: WebhookEvent | None = None
+    webhook: WebhookInfo | None = None
     repo: WebhookRepo
     updatedRefs: list[UpdatedRef] = Field(default_factory=list, max_length=MAX_REFS)
 
 
 @dataclass(frozen=True)
 class Target:
-    """One commit to vet: the branch or tag it is the new head of, and its sha."""
+    """One commit to vet: the branch or tag it is the new head of, and its sha; the ref as the Hub named it
+    and where it was before, which with the webhook's id name the delivery."""
 
     repo: str
     revision: str
     sha: str
+    ref: str = ""
+    old_sha: str | None = None
 
 
 @dataclass(frozen=True)
 class Plan:
     targets: list[Target]
     ignored: list[dict[str, str]]  # {"ref", "reason"} for each ref (or the whole event) left alone
+    webhook_id: str = ""
 
 
 def parse(body: bytes) -> WebhookPayload:
@@ -79,8 +90,10 @@ def parse(body: bytes) -> WebhookPayload:
 
 def plan(payload: WebhookPayload) -> Plan:
     """What to vet. Every ref is checked before anything is queued, so a bad payload queues nothing."""
+    webhook_id = payload.webhook.id if payload.webhook is not None else ""
     if payload.repo.type != "model":
-        return Plan([], [{"ref": "*", "reason": f"{payload.repo.type} repos are not vetted (only models)"}])
+        return Plan([], [{"ref": "*", "reason": f"{payload.repo.type} repos are not vetted (only models)"}],
+                     webhook_id)
     repo = validation.repo_id(payload.repo.name)
     targets: list[Target] = []
     ignored: list[dict[str, str]] = []
@@ -89,10 +102,10 @@ def plan(payload: WebhookPayload) -> Plan:
         if revision is None:
             ignored.append({"ref": update.ref, "reason": reason})
         else:
-            targets.append(Target(repo, revision, reason))
+            targets.append(Target(repo, revision, reason, update.ref, update.oldSha))
     if not payload.updatedRefs:
         ignored.append({"ref": "*", "reason": "the event updates no refs"})
-    return Plan(targets, ignored)
+    return Plan(targets, ignored, webhook_id)
 
 
 def _revision_of(update: UpdatedRef) -> tuple[str | None, str]:

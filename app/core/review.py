@@ -4,7 +4,8 @@ A review applies to the report it reviewed. An approval covers the verdict the r
 anything milder: approving a `review` does not cover a `reject` that a later policy re-decides
 the same findings to (fail closed); an admin's override of a `reject` covers everything. A
 reject always applies, and carries to later vets of the same commit until a review of one of them
-says otherwise (app.db.reviews.effective_reviews). Of a report's reviews the newest is the effective one.
+says otherwise; an approval carries to them while they find nothing new (app.core.review_carry).
+Of a report's reviews the newest is the effective one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Review:
     at: datetime
     verdict: str | None  # the policy verdict the reviewer saw (None: recorded before it was kept)
     policy_sha256: str | None = None
+    # Set on an approval of an earlier report of the commit that a re-vet found something new beside:
+    # why it no longer applies (app.core.review_carry). Such a review approves nothing.
+    withdrawn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ def apply_review(policy_outcome: Outcome, review: Review | None) -> Outcome:
     """The effective outcome of a report: its policy outcome as changed by its newest review."""
     if review is None:
         return policy_outcome
+    if review.withdrawn:
+        if policy_outcome.approved:
+            return policy_outcome
+        return replace(policy_outcome, reasons=(review.withdrawn, *policy_outcome.reasons))
     by = f"{review.reviewer} ({review.role})"
     settled = replace(policy_outcome, decided_at=review.at, decided_by=by, vetted_at=policy_outcome.recorded)
     if review.decision == "reject":
@@ -61,8 +69,10 @@ def apply_review(policy_outcome: Outcome, review: Review | None) -> Outcome:
                        reasons=(f"rejected by {by}: {review.reason}", *policy_outcome.reasons))
     if covers(review, policy_outcome.verdict):
         return replace(settled, approved=True)
-    stale = (f"the approval by {by} covered a `{review.verdict or 'review'}` verdict; the active policy now "
-             f"says `{policy_outcome.verdict}`, so it needs a new review")
+    seen = review.verdict or "review"
+    stale = (f"the review of report {review.report_id} no longer applies: the policy verdict changed from "
+             f"{seen} to {policy_outcome.verdict} (the approval by {by} covered a `{seen}` verdict); "
+             f"it needs a new review")
     return replace(policy_outcome, approved=False, reasons=(stale, *policy_outcome.reasons))
 
 
@@ -72,6 +82,8 @@ def _outranks(giver: str, role: str) -> bool:
 
 def refusal(policy_outcome: Outcome, current: Review | None, decision: str, role: str) -> Refusal | None:
     """Why ``decision`` by a ``role`` may not be given on top of the report's newest review, if so."""
+    if current is not None and current.withdrawn:
+        current = None  # an approval a re-vet withdrew settles nothing
     effective = apply_review(policy_outcome, current)
     verdict = policy_outcome.verdict
     if decision == "approve":

@@ -60,6 +60,9 @@ class ReportRow(Base):
     requested_by: Mapped[str] = mapped_column(String(200))
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # app.core.review_carry.findings_fingerprint of the document: whether a reviewer's approval of an
+    # earlier report of the commit carries to this one. None: stored before it was kept (compare findings).
+    findings_sha256: Mapped[str | None] = mapped_column(String(64))
 
     revision: Mapped[RevisionRow] = relationship()
 
@@ -140,3 +143,19 @@ class WebSessionRow(Base):
     id_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
     token_digest: Mapped[str] = mapped_column(String(64), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class WebhookDeliveryRow(Base):
+    """A webhook delivery already acted on, per updated ref: a replay of it queues nothing.
+
+    The Hub sends no delivery id, so a delivery is named by what it says: the sha256 of (webhook id,
+    repo, ref, old sha, new sha). Rows older than a retention, or beyond a count, are pruned
+    (app.db.deliveries); a replay after that still finds its head vetted, and queues nothing."""
+
+    __tablename__ = "webhook_deliveries"
+
+    key_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    repo_id: Mapped[str] = mapped_column(String(200))
+    ref: Mapped[str] = mapped_column(String(300))
+    new_sha: Mapped[str] = mapped_column(String(40))
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.core import report_json
 from app.core.report import Report
+from app.core.review_carry import findings_fingerprint
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
 
 
@@ -36,6 +37,7 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     ids_in_commit_order(session)
     repo = _repo(session, report)
     revision = _revision(session, repo, report)
+    document = report_json.dump(report)
     row = ReportRow(
         revision=revision,
         verdict=report.verdict.value,
@@ -44,7 +46,8 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
         requested_revision=requested_revision,
         requested_by=actor,
         decided_at=datetime.now(UTC),
-        document=report_json.dump(report),
+        document=document,
+        findings_sha256=findings_fingerprint(document),
     )
     session.add(row)
     session.add(AuditRow(actor=actor, action="vet", subject=f"{report.repo}@{report.revision}",

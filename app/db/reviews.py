@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.core.review import Review
+from app.core.review_carry import CommitReport, Item, carry_reviews, review_items
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
 from app.db.repository import StoredReport, commit_report_ids, ids_in_commit_order, report_by_id
 
@@ -33,7 +34,7 @@ def newest_report(session: Session, repo_id: str, sha: str) -> StoredReport | No
 
 def newest_of_commit(session: Session, repo_id: str, sha: str, *,
                      lean_under: str | None = None) -> tuple[StoredReport, Review | None] | None:
-    """The newest report of ``repo_id`` at ``sha`` and the review that applies to it (effective_reviews' rule).
+    """The newest report of ``repo_id`` at ``sha`` and the review that applies to it (effective_reviews).
 
     What an exact commit's gate answer reads: one report, however often the commit was re-vetted.
     """
@@ -45,7 +46,7 @@ def newest_of_commit(session: Session, repo_id: str, sha: str, *,
 
 
 def _commit_reviews(session: Session, repo_id: str, sha: str, ids: list[int]) -> dict[int, Review]:
-    """effective_reviews over the reports of one commit (``ids``, oldest first): reviews carry only within a commit."""
+    """effective_reviews over the reports of one commit (``ids``, oldest first)."""
     query = (
         select(ReviewRow)
         .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
@@ -55,7 +56,7 @@ def _commit_reviews(session: Session, repo_id: str, sha: str, ids: list[int]) ->
         .order_by(ReviewRow.id)
     )
     own = {row.report_pk: _review(row) for row in session.execute(query).scalars()}
-    return carry_reviews(own, [(report_id, sha) for report_id in ids]) if own else {}
+    return _carried(session, own, [(report_id, sha) for report_id in ids]) if own else {}
 
 
 def newest_review(session: Session, report_id: int) -> Review | None:
@@ -78,29 +79,38 @@ def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
 
 
 def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport]) -> dict[int, Review]:
-    """Each report of ``repo_id`` (oldest first) -> the review that applies to it.
+    """Each report of ``repo_id`` (oldest first) -> the review that applies to it (app.core.review_carry's rule:
+    its own newest review, else a reject of an earlier report of the commit, or an approval while the re-vets
+    find nothing new)."""
+    own = newest_reviews(session, repo_id)
+    return _carried(session, own, [(r.id, r.sha) for r in reports]) if own else {}
 
-    A report's own newest review applies; without one, a reject of an earlier report of the same commit
-    carries forward: a re-vet (a vetter's act) never undoes a reviewer's veto. Approvals never carry.
-    """
-    return carry_reviews(newest_reviews(session, repo_id), [(r.id, r.sha) for r in reports])
+
+def _carried(session: Session, own: dict[int, Review], reports: list[tuple[int, str]],
+             fingerprints: dict[int, str | None] | None = None) -> dict[int, Review]:
+    """carry_reviews over (report id, commit) pairs, oldest first, reading what the rule asks of the store."""
+    if fingerprints is None:
+        ids = [report_id for report_id, _ in reports]
+        fingerprints = dict(session.execute(
+            select(ReportRow.id, ReportRow.findings_sha256).where(ReportRow.id.in_(ids))).all())
+    commit_reports = [CommitReport(report_id, sha, fingerprints.get(report_id)) for report_id, sha in reports]
+    return carry_reviews(own, commit_reports, _ItemsReader(session))
 
 
-def carry_reviews(own: dict[int, Review], reports: list[tuple[int, str]]) -> dict[int, Review]:
-    """effective_reviews' rule over (report id, commit) pairs, oldest first, and each report's own newest review."""
-    carried: dict[str, Review] = {}  # commit -> the reject in force
-    effective: dict[int, Review] = {}
-    for report_id, sha in reports:
-        review = own.get(report_id)
-        if review is not None:
-            if review.decision == "reject":
-                carried[sha] = review
-            else:
-                carried.pop(sha, None)
-        review = review or carried.get(sha)
-        if review is not None:
-            effective[report_id] = review
-    return effective
+class _ItemsReader:
+    """review_items of stored reports, read once each (only when a carried approval's fingerprints differ)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._read: dict[int, list[Item]] = {}
+
+    def __call__(self, report_id: int) -> list[Item]:
+        if report_id not in self._read:
+            query = select(ReportRow.document["findings"], ReportRow.document["files"]).where(ReportRow.id == report_id)
+            found = self._session.execute(query).one_or_none()
+            findings, files = found if found is not None else (None, None)
+            self._read[report_id] = review_items({"findings": findings, "files": files})
+        return self._read[report_id]
 
 
 def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[str, dict[int, Review]]:
@@ -122,16 +132,19 @@ def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[st
     if not own:
         return {}
     order = (
-        select(ReportRow.id, RevisionRow.sha, RepoRow.repo_id)
+        select(ReportRow.id, RevisionRow.sha, RepoRow.repo_id, ReportRow.findings_sha256)
         .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
         .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
         .where(RepoRow.repo_id.in_(list(own)))
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
     reports: dict[str, list[tuple[int, str]]] = {}
-    for report_id, sha, repo_id in session.execute(order):
+    fingerprints: dict[int, str | None] = {}
+    for report_id, sha, repo_id, fingerprint in session.execute(order):
         reports.setdefault(repo_id, []).append((report_id, sha))
-    return {repo_id: carry_reviews(reviews, reports.get(repo_id, [])) for repo_id, reviews in own.items()}
+        fingerprints[report_id] = fingerprint
+    return {repo_id: _carried(session, reviews, reports.get(repo_id, []), fingerprints)
+            for repo_id, reviews in own.items()}
 
 
 def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:
@@ -147,7 +160,7 @@ def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:
 
 
 def effective_review(session: Session, repo_id: str, report: StoredReport) -> Review | None:
-    """The review that applies to ``report``: its own newest one, else a reject carried forward."""
+    """The review that applies to ``report``: its own newest one, else one carried forward (effective_reviews)."""
     own = newest_review(session, report.id)
     if own is not None:
         return own

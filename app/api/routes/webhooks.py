@@ -3,6 +3,7 @@
 The Hub authenticates itself with the shared secret it sends verbatim in `X-Webhook-Secret`
 (no HMAC), so the secret is the only credential here: checked in constant time, before the body
 is read. Until the new commit is vetted and approved, the gate for its branch answers 409.
+A replayed delivery, or one announcing a head already vetted, queues nothing (app.services.webhooks).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from app.api import webhook_payload
 from app.api.deps import StateDep
 from app.api.errors import ApiError
 from app.api.schemas import JobOut
+from app.services import webhooks
 from app.settings import reveal
 
 router = APIRouter(tags=["webhooks"])
@@ -27,7 +29,8 @@ REQUESTED_BY = "webhook"
 
 class WebhookOut(BaseModel):
     queued: list[JobOut]  # one job per new head (joined when that work is already queued)
-    ignored: list[dict[str, str]]  # {"ref", "reason"}: deleted refs, non-model repos, PR refs
+    # {"ref", "reason"}: deleted refs, non-model repos, PR refs, replayed deliveries, heads already vetted
+    ignored: list[dict[str, str]]
 
 
 @router.post("/webhooks/huggingface", response_model=WebhookOut, status_code=202,
@@ -39,14 +42,17 @@ async def huggingface_webhook(
     x_webhook_secret: Annotated[str | None, Header(max_length=512, description="The webhook's secret.")] = None,
 ) -> WebhookOut:
     """Queue a vet of every branch or tag head the payload's `updatedRefs` moved (202); 200 when the
-    event asks for nothing (a deleted ref, a dataset or Space, no refs)."""
+    event asks for nothing (a deleted ref, a dataset or Space, no refs, a replayed delivery, a head
+    already vetted under the active policy)."""
     _check_secret(reveal(app.settings.webhook_secret), x_webhook_secret)
     plan = webhook_payload.plan(webhook_payload.parse(await _bounded_body(request)))
-    wanted = [(t.repo, t.revision, t.sha) for t in plan.targets]  # one transaction: all queued, or none (503)
-    jobs = await run_in_threadpool(lambda: app.jobs.submit_all(wanted, requested_by=REQUESTED_BY)) if wanted else []
-    if not jobs:
+    wanted = [webhooks.Delivery(plan.webhook_id, t.repo, t.ref, t.revision, t.old_sha, t.sha) for t in plan.targets]
+    received = await run_in_threadpool(  # one transaction for the vets: all queued, or none (503)
+        lambda: webhooks.receive(app.store, app.jobs, app.policy.sha256, wanted, requested_by=REQUESTED_BY)
+    ) if wanted else webhooks.Received([], [])
+    if not received.queued:
         response.status_code = 200
-    return WebhookOut(queued=[JobOut.of(job) for job in jobs], ignored=plan.ignored)
+    return WebhookOut(queued=[JobOut.of(job) for job in received.queued], ignored=[*plan.ignored, *received.ignored])
 
 
 def _check_secret(expected: str | None, sent: str | None) -> None:

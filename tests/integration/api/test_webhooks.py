@@ -78,14 +78,49 @@ def test_a_push_to_main_queues_a_vet_of_the_new_commit(client: TestClient) -> No
     assert audit.actor == "webhook" and NEW in audit.subject
 
 
-def test_a_branch_and_a_tag_each_queue_their_commit_and_a_redelivery_joins_them(client: TestClient) -> None:
+def test_a_branch_and_a_tag_each_queue_their_commit_and_a_redelivery_queues_nothing(client: TestClient) -> None:
     client.app.state.hfvet.jobs.stop()  # type: ignore[attr-defined]  # keep the jobs queued while we look
     body = payload(ref("refs/heads/dev", NEW), ref("refs/tags/v1.0", "3" * 40))
     first = post(client, body).json()["queued"]
     assert [(j["requested_revision"], j["revision"]) for j in first] == [("dev", NEW), ("v1.0", "3" * 40)]
-    again = post(client, body).json()["queued"]  # the Hub redelivers: the same work stays one job
-    assert [j["id"] for j in again] == [j["id"] for j in first]
+    again = post(client, body)  # the Hub redelivers (or someone replays it): nothing more to do
+    assert again.status_code == 200
+    assert again.json() == {"queued": [], "ignored": [{"ref": "refs/heads/dev", "reason": "replayed delivery"},
+                                                      {"ref": "refs/tags/v1.0", "reason": "replayed delivery"}]}
+    other = post(client, body | {"webhook": {"id": "w2", "version": 3}})  # another webhook, the same heads
+    assert [j["id"] for j in other.json()["queued"]] == [j["id"] for j in first]  # joined: still one job each
     assert len(vets(client)) == 2
+
+
+def test_a_replay_of_a_delivery_whose_vet_failed_queues_nothing_but_a_new_push_does(client: TestClient) -> None:
+    [job] = post(client, payload()).json()["queued"]
+    finished = client.app.state.hfvet.jobs.wait(job["id"], 60)  # type: ignore[attr-defined]
+    assert finished is not None and finished.status == "failed"  # no hub behind this server
+    assert post(client, payload()).json()["ignored"] == [{"ref": "refs/heads/main", "reason": "replayed delivery"}]
+    assert len(vets(client)) == 1  # before issue 25: each replay queued a whole new vet
+    moved_again = post(client, payload(ref("refs/heads/main", NEW, old="4" * 40)))  # a new push to the same head
+    assert moved_again.status_code == 202 and len(vets(client)) == 2
+
+
+def test_remembered_deliveries_are_bounded_by_age_and_count(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from app.db.models import WebhookDeliveryRow
+    from app.services import webhooks
+
+    client.app.state.hfvet.jobs.stop()  # type: ignore[attr-defined]
+    store = client.app.state.hfvet.store  # type: ignore[attr-defined]
+    with store.session() as session:
+        session.add(WebhookDeliveryRow(key_digest="0" * 64, repo_id=REPO, ref="refs/heads/main", new_sha=NEW,
+                                       received_at=datetime.now(UTC) - webhooks.RETENTION - timedelta(hours=1)))
+    monkeypatch.setattr(webhooks, "MAX_REMEMBERED", 3)
+    for i in range(5):
+        assert post(client, payload(ref(f"refs/heads/b{i}", f"{i + 5}" * 40))).status_code == 202
+    with store.session() as session:
+        kept = set(session.execute(select(WebhookDeliveryRow.ref)).scalars())
+    assert kept == {"refs/heads/b2", "refs/heads/b3", "refs/heads/b4"}
 
 
 @pytest.mark.parametrize("secret", [None, "", "wrong", SECRET[:-1], SECRET + "x", SECRET.upper()])
@@ -193,3 +228,6 @@ def test_a_store_fault_on_the_second_ref_queues_not_even_the_first(
     assert vets(client) == []
     with client.app.state.hfvet.store.session() as session:  # type: ignore[attr-defined]
         assert session.execute(select(AuditRow)).scalars().all() == []
+    monkeypatch.setattr(inprocess.rows, "create_or_join", real)
+    retried = post(client, payload(ref("refs/heads/main", NEW), ref("refs/tags/v1.0", "3" * 40)))
+    assert retried.status_code == 202 and len(retried.json()["queued"]) == 2  # a refused delivery is not a replay

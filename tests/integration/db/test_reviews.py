@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 import time
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app.core.findings import Finding, Severity
 from app.core.gate import Approved, Denied
 from app.core.policy import LoadedPolicy
 from app.core.report import Report
 from app.core.review import Review
 from app.db import reviews as reviews_db
-from app.db.models import AuditRow, ReviewRow
+from app.db.models import AuditRow, ReportRow, ReviewRow
 from app.db.repository import save_report
 from app.db.session import Store
 from app.services.gating import gate
@@ -135,11 +137,16 @@ def test_an_approval_of_review_does_not_survive_a_policy_that_rejects(store: Sto
     assert isinstance(answer(store, REVIEW_REPO, sha), Approved)  # back under default it still applies
 
 
-def test_a_review_applies_to_the_report_it_reviewed(store: Store, vetted: Vetted) -> None:
+def test_an_approval_carries_to_a_later_vet_of_the_same_findings_while_the_verdict_holds(
+    store: Store, vetted: Vetted
+) -> None:
     sha = record(store, vetted.review)
     review(store, REVIEW_REPO, sha, "approve")
-    record(store, vetted.strict_reject)  # a later vet of the same commit, not reviewed: it decides now
-    assert isinstance(answer(store, REVIEW_REPO, sha), Denied)
+    record(store, vetted.strict_reject)  # a later vet of the same bytes (under strict), not reviewed
+    assert isinstance(answer(store, REVIEW_REPO, sha), Approved)  # default still says `review` of them
+    refused = answer(store, REVIEW_REPO, sha, active=policy("strict"))
+    assert isinstance(refused, Denied)
+    assert "the policy verdict changed from review to reject" in refused.outcome.reasons[0]
 
 
 def test_concurrent_reviews_of_one_commit_serialize_and_the_newest_wins(
@@ -191,3 +198,20 @@ def test_a_reviewers_reject_survives_a_re_vet_of_the_same_commit(store: Store, v
     assert again.value.kind == "already-rejected"
     assert review(store, APPROVE_REPO, sha, "approve", reason="key rotated, bytes re-checked") is True
     assert isinstance(answer(store, APPROVE_REPO, sha), Approved)
+
+
+def test_an_approval_is_withdrawn_by_a_re_vet_with_a_new_finding_and_kept_by_one_stored_without_a_fingerprint(
+    store: Store, vetted: Vetted
+) -> None:
+    sha = record(store, vetted.review)
+    review(store, REVIEW_REPO, sha, "approve")
+    record(store, vetted.review)
+    with store.session() as session:  # as a report stored before fingerprints were kept
+        newest = session.execute(select(func.max(ReportRow.id))).scalar_one()
+        session.execute(update(ReportRow).where(ReportRow.id == newest).values(findings_sha256=None))
+    assert isinstance(answer(store, REVIEW_REPO, sha), Approved)  # compared finding by finding: the same
+    extra = Finding("modeling.py", "python-code", "rule-new", Severity.HIGH, "opens a socket", evidence="line 3")
+    record(store, dataclasses.replace(vetted.review, findings=(*vetted.review.findings, extra)))
+    refused = answer(store, REVIEW_REPO, sha)
+    assert isinstance(refused, Denied)
+    assert "the re-vet found 1 new finding: rule-new (high) in modeling.py" in refused.outcome.reasons[0]
