@@ -47,6 +47,8 @@ class RetryPolicy:
             try:
                 return call()
             except Retry as exc:
+                if deadline.left() <= 0:  # cut by the deadline (no wait outlasts it): say so, not "stalled"
+                    raise HubTimeout(f"{what}: {deadline.why} ran out ({exc})") from exc
                 silent += exc.silent
                 if exc.silent and (silent > self.silent_retries or attempt == self.retries):
                     raise _stalled(what, exc, attempt, silence) from exc

@@ -3,6 +3,8 @@ other calls do not wait again for a hub that went silent."""
 
 from __future__ import annotations
 
+import time
+
 import httpx2
 import pytest
 
@@ -99,3 +101,16 @@ def test_a_timeout_is_a_silent_retry_naming_the_hub(error: type[httpx2.TimeoutEx
     with pytest.raises(Retry) as refused, mapped_errors("a/b", "main"):
         raise httpx2.ConnectError("connection refused", request=request)
     assert not refused.value.silent
+
+
+def test_a_timeout_that_the_deadline_cut_short_is_the_deadline_not_a_stall() -> None:
+    silence = Silence()
+    cut = Deadline.within(0.05, "the vet's 1s budget")
+
+    def slow_then_cut() -> str:
+        time.sleep(0.1)  # the socket wait was capped at what the deadline left
+        raise silent()
+
+    with pytest.raises(HubTimeout, match=r"the vet's 1s budget ran out \(ReadTimeout") as raised:
+        RetryPolicy(silent_retries=0).run("GET a.bin", slow_then_cut, cut, silence)
+    assert not isinstance(raised.value, HubStalled) and silence.first is None
