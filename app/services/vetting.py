@@ -23,6 +23,7 @@ from app.settings import Settings
 from app.sources.local import LocalSource
 
 if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
+    from app.core.jobs import VetJob
     from app.core.policy.loader import LoadedPolicy
     from app.db.session import Store
 
@@ -133,6 +134,17 @@ def vet_remote(
     report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
     source.fail_if_stalled()  # unread because the hub went silent: no verdict, an error
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
+
+
+def job_vet(settings: Settings, store: Store) -> Callable[[VetJob], Report]:
+    """The vet the server's queue and `hfvet worker`s run for a job: exactly its commit, under the active
+    policy, within the default deadline (``settings.vet_deadline``)."""
+
+    def run(job: VetJob) -> Report:
+        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store,
+                          limits=default_limits(settings))
+
+    return run
 
 
 def _run(
