@@ -244,7 +244,7 @@ def _silent(exc: httpx2.TimeoutException) -> Retry:
 
 
 _TIMEOUT_PHASES: dict[type[httpx2.TimeoutException], tuple[str, str]] = {
-    httpx2.ConnectTimeout: ("connect", "did not accept a connection"),
+    httpx2.ConnectTimeout: ("connect", "accepted no connection"),
     httpx2.ReadTimeout: ("read", "sent nothing"),
     httpx2.WriteTimeout: ("write", "took no bytes"),
     httpx2.PoolTimeout: ("pool", "left no free connection"),

@@ -89,7 +89,7 @@ def test_a_silent_retry_is_not_begun_past_the_deadline() -> None:
     ("error", "said"),
     [
         (httpx2.ReadTimeout, "ReadTimeout: the hub at http://hub.test:8080 sent nothing for 10s"),
-        (httpx2.ConnectTimeout, "ConnectTimeout: the hub at http://hub.test:8080 did not accept a connection for 5s"),
+        (httpx2.ConnectTimeout, "ConnectTimeout: the hub at http://hub.test:8080 accepted no connection for 5s"),
     ],
 )
 def test_a_timeout_is_a_silent_retry_naming_the_hub(error: type[httpx2.TimeoutException], said: str) -> None:
