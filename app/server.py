@@ -15,8 +15,6 @@ from app.api.fastgate import HfvetAPI
 from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.api.ratelimit import RateLimit, buckets_from
-from app.core.jobs import VetJob
-from app.core.report import Report
 from app.db.version import VersionProbe
 from app.jobs.inprocess import InProcessQueue, VetFn
 from app.jobs.interface import JobQueue
@@ -26,7 +24,7 @@ from app.jobs.processes import ProcessVets
 from app.services.gating import Resolver, active_policy
 from app.services.polling import poll_once
 from app.services.store import open_store
-from app.services.vetting import vet_remote
+from app.services.vetting import job_vet
 from app.settings import Settings
 
 
@@ -66,9 +64,7 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     policy = active_policy(settings)  # a bad policy stops the server before it listens
     store = open_store(settings)
 
-    def vet(job: VetJob) -> Report:
-        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
-
+    vet = job_vet(settings, store)
     jobs: JobQueue
     processes = None
     if settings.queue == "procrastinate":  # `hfvet worker`s run the vets (docs/deploy.md)

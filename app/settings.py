@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     )
     scan_workers: int = Field(4, ge=1, le=64, description="Files scanned at once by `hfvet scan`.")
     hub_workers: int = Field(8, ge=1, le=64, description="Files read at once from a hub by `hfvet vet`.")
+    vet_deadline: float = Field(
+        900, gt=0, description="Seconds one vet may take, listing included, in the CLI (`--timeout` overrides), "
+        "the server and the workers: past it, hub calls fail and files not yet scanned are `vet-timeout`."
+    )
     # The values of app.core.scanners.peers.corroboration.PeersMode, spelled out: light commands
     # (gate, --help) read settings and should not load scanner modules.
     peers: Literal["always", "auto"] = Field(

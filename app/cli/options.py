@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from app.core.limits import Limits
-
 
 class OutputFormat(StrEnum):
     """--format choices: one per entry of RENDERERS (a test keeps the two equal)."""
@@ -30,11 +28,12 @@ PolicyOpt = Annotated[
 ]
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
 TimeoutOpt = Annotated[
-    float,
+    float | None,
     typer.Option(
         "--timeout",
         min=1,
-        help="Seconds for the whole vet, the hub listing included; files not started by then are unscanned.",
+        help="Seconds for the whole vet, the hub listing included; files not started by then are unscanned "
+        "(default: $HFVET_VET_DEADLINE, 900).",
+        show_default=False,
     ),
 ]
-DEFAULT_TIMEOUT = Limits.max_vet_seconds

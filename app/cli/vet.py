@@ -10,7 +10,7 @@ import typer
 from pydantic import SecretStr
 
 from app.cli import exit_codes
-from app.cli.options import DEFAULT_TIMEOUT, FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
+from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
 from app.cli.progress import vet_progress
 from app.core.gate import is_commit
 from app.core.limits import Limits
@@ -18,7 +18,7 @@ from app.core.ports import SourceError
 from app.core.report import Report
 from app.errors import HfvetError
 from app.render import RENDERERS
-from app.services.vetting import record, scan_local, vet_remote
+from app.services.vetting import default_limits, record, scan_local, vet_remote
 from app.setting_checks import bad_url_lines
 from app.settings import Settings
 
@@ -34,7 +34,7 @@ def scan(
     policy: PolicyOpt = None,
     fmt: FormatOpt = OutputFormat.text,
     show_info: ShowInfoOpt = False,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    timeout: TimeoutOpt = None,
     revision: Annotated[
         str | None,
         typer.Option("--revision", "-r", help="The 40-hex commit the snapshot is (default: the folder name of "
@@ -47,11 +47,11 @@ def scan(
     With --repo and a known commit the report is stored, for the record and `policy diff --stored`;
     the gate never approves from a local scan (only `hfvet vet` reads the hub's own bytes).
     """
-    limits = Limits(max_vet_seconds=timeout)
     revision = revision or snapshot_commit(path)
     if revision is not None and not is_commit(revision):
         exit_codes.fail(f"--revision must be a 40-hex commit sha, not {revision!r}")
     settings = Settings()
+    limits = _limits(settings, timeout)
     store = None if no_store or not (repo and revision) else exit_codes.guard(lambda: _open_store(settings))
     report = exit_codes.guard(
         lambda: scan_local(path, settings=settings, repo_id=repo, revision=revision, policy_path=policy,
@@ -74,7 +74,7 @@ def vet(
         str | None, typer.Option("--endpoint", help="Hub URL (default: $HF_ENDPOINT, else huggingface.co).")
     ] = None,
     token: Annotated[str | None, typer.Option("--token", help="Hub token (default: $HF_TOKEN).")] = None,
-    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    timeout: TimeoutOpt = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the verdict in the store.")] = False,
     with_references: Annotated[
         bool, typer.Option("--with-references", help="Then vet and store each repo the report references (adapter "
@@ -91,8 +91,8 @@ def vet(
         exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
     if lines := bad_url_lines({"--endpoint": endpoint}):
         exit_codes.fail(*lines)
-    limits = Limits(max_vet_seconds=timeout)
     settings = _with_hub(Settings(), endpoint, token)
+    limits = _limits(settings, timeout)
     store = None if no_store else exit_codes.guard(lambda: _open_store(settings))  # fail before hub traffic
     report = exit_codes.guard(
         lambda: vet_remote(
@@ -135,6 +135,11 @@ def snapshot_commit(path: Path) -> str | None:
 
 def emit(report: Report, fmt: str, show_info: bool) -> None:
     sys.stdout.write(RENDERERS[fmt].render(report, show_info=show_info))
+
+
+def _limits(settings: Settings, timeout: float | None) -> Limits:
+    """--timeout when given, else the deadline every vet has (HFVET_VET_DEADLINE)."""
+    return Limits(max_vet_seconds=timeout) if timeout is not None else default_limits(settings)
 
 
 def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Settings:

@@ -57,23 +57,19 @@ def worker(
 def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
     """The procrastinate app with hfvet's tasks, on the store the API replicas use."""
     from app.api import metrics
-    from app.core.jobs import VetJob
-    from app.core.report import Report
     from app.core.scanners import all_scanners
     from app.jobs.connection import working_app
     from app.jobs.tasks import register
     from app.server import hub_resolver
     from app.services.gating import active_policy
     from app.services.store import open_store
-    from app.services.vetting import vet_remote
+    from app.services.vetting import job_vet
 
     policy = active_policy(settings)  # a bad policy stops the worker before it takes a job
     app = working_app(settings.store_url())
     store = open_store(settings)
 
-    def vet(job: VetJob) -> Report:
-        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store)
-
+    vet = job_vet(settings, store)
     register(app, store=store, vet=metrics.observed(vet), policy=policy, resolve=hub_resolver(settings),
              scanners={s.name: s.version() for s in all_scanners()}, revet_cron=settings.revet_cron)
     return app, store

@@ -39,7 +39,8 @@ PIPELINE_RULES = (
              "it was not (fully) vetted"),
     RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
     RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
-    RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past `--timeout` before the file was scanned"),
+    RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past its deadline (`--timeout`, `HFVET_VET_DEADLINE`) "
+             "before the file was scanned"),
     RuleInfo(RULE_POLYGLOT, Severity.HIGH,
              "the file is well-formed in two formats (a safetensors or tar file that is also a pickle, a pickle "
              "with a zip appended): loaders disagree on what it holds; every reading is vetted"),
@@ -259,7 +260,8 @@ def _no_scanner(entry: ManifestFile) -> FileResult:
 
 def _timed_out(file: ManifestFile, budget: float) -> FileResult:
     finding = Finding(file.path, NAME, RULE_VET_TIMEOUT, Severity.HIGH,
-                      f"the vet ran past its {budget:g}s budget (--timeout) before this file was scanned")
+                      f"the vet ran past its {budget:g}s budget (--timeout, HFVET_VET_DEADLINE) before this "
+                      "file was scanned")
     return FileResult(_file_report(file, False), [finding])
 
 

@@ -23,6 +23,7 @@ from app.settings import Settings
 from app.sources.local import LocalSource
 
 if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
+    from app.core.jobs import VetJob
     from app.core.policy.loader import LoadedPolicy
     from app.db.session import Store
 
@@ -68,6 +69,11 @@ def is_interim(policy: Path) -> bool:
     return str(policy) == INTERIM
 
 
+def default_limits(settings: Settings) -> Limits:
+    """The limits of a vet nobody chose a deadline for: the server's, the workers', the CLI's default."""
+    return Limits(max_vet_seconds=settings.vet_deadline)
+
+
 def scan_local(
     path: Path,
     *,
@@ -82,6 +88,7 @@ def scan_local(
     if not path.exists():
         raise InputError(f"no such file or directory: {path}")
     decide = decide_for(policy_path, settings)
+    limits = limits or default_limits(settings)
     source = LocalSource(path, repo_id=repo_id, revision=revision, limits=limits)
     return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers, settings=settings)
 
@@ -102,15 +109,17 @@ def vet_remote(
     and the policy sees which referenced repos the store approves (branches resolved on the same hub);
     without one, none is.
 
-    ``limits.max_vet_seconds`` covers the whole vet, the manifest's listing included: past it, a
-    hub call still under way fails (``HubTimeout``) and files not yet started are ``vet-timeout``.
-    The report's ``identity.servedBy`` lists the hosts that served bytes.
+    ``limits.max_vet_seconds`` (default: ``settings.vet_deadline``) covers the whole vet, the manifest's
+    listing included: past it, a hub call still under way fails (``HubTimeout``) and files not yet
+    started are ``vet-timeout``. A hub that went silent mid-vet (``HubStalled``) fails the vet: no
+    report. The report's ``identity.servedBy`` lists the hosts that served bytes.
     """
     from app.sources.hub import Deadline, HubClient, HubSource, resolve_revision  # the network client: here only
 
     started = time.monotonic()
-    limits = limits or Limits()
-    budget = Deadline(started + limits.max_vet_seconds, f"the vet's {limits.max_vet_seconds:g}s budget (--timeout)")
+    limits = limits or default_limits(settings)
+    seconds = limits.max_vet_seconds
+    budget = Deadline(started + seconds, f"the vet's {seconds:g}s budget (--timeout, HFVET_VET_DEADLINE)")
     policy = policy_for(policy_path, settings)  # a bad policy fails before any hub traffic
     hub = HubClient.from_settings(settings).until(budget)
     source = HubSource.open(repo_id, revision, hub=hub)
@@ -123,7 +132,19 @@ def vet_remote(
         decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
     checks = [identity_check(store, repo_id)] if store is not None else []
     report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
+    source.fail_if_stalled()  # unread because the hub went silent: no verdict, an error
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
+
+
+def job_vet(settings: Settings, store: Store) -> Callable[[VetJob], Report]:
+    """The vet the server's queue and `hfvet worker`s run for a job: exactly its commit, under the active
+    policy, within the default deadline (``settings.vet_deadline``)."""
+
+    def run(job: VetJob) -> Report:
+        return vet_remote(job.repo, settings=settings, revision=job.sha, policy_path=settings.policy, store=store,
+                          limits=default_limits(settings))
+
+    return run
 
 
 def _run(

@@ -28,6 +28,7 @@ from app.sources.hub_errors import (
     HubProtocolError,
     HubRepoNotFound,
     HubRevisionNotFound,
+    HubStalled,
     HubTimeout,
     HubUnreachable,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "HubRepoNotFound",
     "HubRevisionNotFound",
     "HubSource",
+    "HubStalled",
     "HubTimeout",
     "HubUnreachable",
     "resolve_revision",
@@ -141,6 +143,12 @@ class HubSource:
     def served_by(self) -> list[str]:
         """The origins (scheme://host:port) that served bytes so far: the hub, and any CDN it redirected to."""
         return self._wire.served_by
+
+    def fail_if_stalled(self) -> None:
+        """Raise the ``HubStalled`` of a read that gave up on a silent hub: the hub failed, not the
+        files, so there is no report to keep (the job runner retries it later)."""
+        if (stall := self._wire.silence.first) is not None:
+            raise stall
 
     def manifest(self) -> Manifest:
         return self._manifest

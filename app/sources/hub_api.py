@@ -64,7 +64,7 @@ def _get_json(
 ) -> tuple[Any, str | None]:
     """The decoded JSON body of one call, and the Link header's next page if any."""
     deadline = wire.deadline()
-    return policy.run(what, lambda: _attempt(wire, url, params, where, what, deadline), deadline)
+    return policy.run(what, lambda: _attempt(wire, url, params, where, what, deadline), deadline, wire.silence)
 
 
 def _attempt(

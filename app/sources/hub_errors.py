@@ -45,6 +45,11 @@ class HubTimeout(HubUnreachable):
     """A deadline ran out: one hub call's own budget, or the whole vet's (``--timeout``)."""
 
 
+class HubStalled(HubTimeout):
+    """The hub sent nothing (or a trickle) for a whole read timeout, again on the one retry; the other
+    calls of the same vet then fail at once instead of waiting for it too."""
+
+
 class HubProtocolError(HubError):
     """The hub answered, but not what the protocol promises (ignored Range, wrong Content-Range,
     short body, a commit other than the pinned one...). Never trusted as data."""

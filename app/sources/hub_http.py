@@ -16,8 +16,8 @@ from typing import TypeVar
 import httpx2
 from huggingface_hub import hf_hub_url
 
-from app.sources.hub_errors import HubProtocolError, HubTimeout, HubUnreachable
-from app.sources.hub_wire import Deadline, Retry, Wire, mapped_errors
+from app.sources.hub_errors import HubProtocolError, HubStalled, HubTimeout, HubUnreachable
+from app.sources.hub_wire import Deadline, Retry, Silence, Wire, mapped_errors
 
 T = TypeVar("T")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
@@ -25,17 +25,33 @@ _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """Retry what failed fast (connection refused or reset, 429/5xx), not what stayed silent.
+
+    A silent failure (``Retry.silent``: a timeout, a body below the floor rate) already cost a
+    whole timeout, so it gets at most ``silent_retries`` more tries: a silent hub ends a call in
+    about two read timeouts, not five. Giving up on one is ``HubStalled``, and recorded in the
+    call's ``Silence`` so the rest of the vet does not wait for that hub again. Every attempt and
+    every wait stays within the deadline.
+    """
+
     retries: int = 4  # attempts after the first
     backoff: float = 0.5  # first wait in seconds, doubled per retry
     max_wait: float = 30.0  # longest wait; a longer Retry-After fails the call instead
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    silent_retries: int = 1  # of those retries, how many may follow a silent failure
 
-    def run(self, what: str, call: Callable[[], T], deadline: Deadline) -> T:
+    def run(self, what: str, call: Callable[[], T], deadline: Deadline, silence: Silence | None = None) -> T:
+        silent = 0
         for attempt in range(self.retries + 1):
             deadline.check(what)
             try:
                 return call()
             except Retry as exc:
+                if deadline.left() <= 0:  # cut by the deadline (no wait outlasts it): say so, not "stalled"
+                    raise HubTimeout(f"{what}: {deadline.why} ran out ({exc})") from exc
+                silent += exc.silent
+                if exc.silent and (silent > self.silent_retries or attempt == self.retries):
+                    raise _stalled(what, exc, attempt, silence) from exc
                 if attempt == self.retries:
                     raise HubUnreachable(f"{what}: giving up after {attempt + 1} attempts ({exc})") from exc
                 self.sleep(self._wait(what, exc, attempt, deadline))
@@ -52,6 +68,13 @@ class RetryPolicy:
         if wait >= deadline.left():
             raise HubTimeout(f"{what}: {deadline.why} runs out before the next attempt ({exc})") from exc
         return wait
+
+
+def _stalled(what: str, exc: Retry, attempt: int, silence: Silence | None) -> HubStalled:
+    stall = HubStalled(f"{what}: the hub stalled; giving up after {attempt + 1} attempts ({exc})")
+    if silence is not None:
+        silence.record(stall)
+    return stall
 
 
 class RangeReader:
@@ -77,7 +100,8 @@ class RangeReader:
         what = f"GET {path} bytes {offset}-{end}"
         deadline = self._wire.deadline()
         return self._policy.run(
-            what, lambda: self._attempt(url, headers, path, (offset, end, size), deadline), deadline
+            what, lambda: self._attempt(url, headers, path, (offset, end, size), deadline), deadline,
+            self._wire.silence,
         )
 
     def _attempt(

@@ -3,6 +3,8 @@
 Every request hfvet makes of a hub (model info, tree pages, Range reads) goes through ``Wire``,
 so none can hang: connecting and each socket read have a timeout, every call has a deadline
 (the vet's own deadline caps it), and a body that trickles in below a floor rate is cut off.
+A hub that stays silent is told apart from one that fails fast (``Retry.silent``), and once one
+call gave up on a silent hub the others of the same vet do not wait for it too (``Silence``).
 Redirects are followed here rather than by httpx2, so the token provably stays on the hub's own
 origin and the report can say which hosts served bytes.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 import httpx2
 from huggingface_hub import get_session, hf_raise_for_status
 
-from app.sources.hub_errors import HubError, HubProtocolError, HubTimeout, translate
+from app.sources.hub_errors import HubError, HubProtocolError, HubStalled, HubTimeout, translate
 
 MiB = 1 << 20
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -31,7 +33,9 @@ class HubLimits:
     """Bounds on talking to a hub; each one ends in a ``HubError``, never in a hang."""
 
     connect_seconds: float = 10.0  # to open one connection
-    read_seconds: float = 30.0  # any one socket read waits at most this long for data
+    # Any one socket read (the first byte of an answer included) waits at most this long: the Hub
+    # answers in well under a second, and huggingface_hub's own download timeout is 10 s too.
+    read_seconds: float = 10.0
     call_seconds: float = 300.0  # one hub call in all: attempts, retry waits, redirects, body
     min_bytes_per_second: float = 8 * 1024  # a body averaging less than this is cut off...
     rate_grace_seconds: float = 10.0  # ...once it has been arriving for this long
@@ -41,11 +45,38 @@ class HubLimits:
 
 
 class Retry(Exception):
-    """Raised inside a retried call: try again after ``retry_after`` seconds (or the backoff)."""
+    """Raised inside a retried call: try again after ``retry_after`` seconds (or the backoff).
 
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    ``silent``: the hub sent nothing (or a trickle) for a whole timeout. Such a failure costs the
+    full wait each time, so it is retried at most once; one that came fast keeps every retry.
+    """
+
+    def __init__(self, reason: str, retry_after: float | None = None, *, silent: bool = False) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+        self.silent = silent
+
+
+class Silence:
+    """Whether a hub call of this vet gave up on a silent hub: the calls after it fail at once,
+    naming that stall, rather than each waiting out its own timeouts (8 at a time, file by file)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._first: HubStalled | None = None
+
+    @property
+    def first(self) -> HubStalled | None:
+        """The call that gave up on the silent hub, if one did."""
+        return self._first
+
+    def check(self, what: str) -> None:
+        if self._first is not None:
+            raise HubStalled(f"{what}: not sent, the hub stalled earlier in this vet: {self._first}")
+
+    def record(self, stall: HubStalled) -> None:
+        with self._lock:
+            self._first = self._first or stall
 
 
 @dataclass(frozen=True)
@@ -86,6 +117,7 @@ class Wire:
         # limit counts the bytes as they are, and no decompression can run away.
         self._headers = {**headers, "Accept-Encoding": "identity"}
         self._vet_deadline = vet_deadline
+        self.silence = Silence()
         self._lock = threading.Lock()
         self._served_by: set[str] = set()
 
@@ -110,6 +142,7 @@ class Wire:
         try:
             for _ in range(self.limits.max_redirects + 1):
                 deadline.check(what)
+                self.silence.check(what)
                 response = self._send(url, {**self._headers, **(headers or {})}, params or None, deadline)
                 hops.append(response)
                 if not response.has_redirect_location:
@@ -179,7 +212,7 @@ class Wire:
     def _check_rate(self, got: int, elapsed: float) -> None:
         floor = self.limits.min_bytes_per_second
         if elapsed > self.limits.rate_grace_seconds and got < floor * elapsed:
-            raise Retry(f"body arriving at {got / elapsed:.0f} B/s, below the {floor:g} B/s floor")
+            raise Retry(f"body arriving at {got / elapsed:.0f} B/s, below the {floor:g} B/s floor", silent=True)
 
 
 @contextmanager
@@ -189,10 +222,33 @@ def mapped_errors(repo_id: str, revision: str) -> Iterator[None]:
         yield
     except (HubError, Retry):
         raise
+    except httpx2.TimeoutException as exc:
+        raise _silent(exc) from exc
     except RETRY_EXCEPTIONS as exc:
         raise Retry(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # offline mode, bad URL, anything else from the client
         raise translate(exc, repo_id, revision) from exc
+
+
+def _silent(exc: httpx2.TimeoutException) -> Retry:
+    """A timeout, as a silent ``Retry`` naming the hub and how long it stayed silent."""
+    name = type(exc).__name__
+    try:
+        request = exc.request
+    except RuntimeError:  # raised before a request was attached: no more to say
+        return Retry(f"{name}: {exc}", silent=True)
+    phase, stalled = _TIMEOUT_PHASES.get(type(exc), ("read", "sent nothing"))
+    seconds = request.extensions.get("timeout", {}).get(phase)
+    waited = f" for {seconds:.3g}s" if isinstance(seconds, int | float) else ""
+    return Retry(f"{name}: the hub at {_origin_text(request.url)} {stalled}{waited}", silent=True)
+
+
+_TIMEOUT_PHASES: dict[type[httpx2.TimeoutException], tuple[str, str]] = {
+    httpx2.ConnectTimeout: ("connect", "accepted no connection"),
+    httpx2.ReadTimeout: ("read", "sent nothing"),
+    httpx2.WriteTimeout: ("write", "took no bytes"),
+    httpx2.PoolTimeout: ("pool", "left no free connection"),
+}
 
 
 def _check_identity(response: httpx2.Response) -> None:

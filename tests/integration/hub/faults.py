@@ -126,3 +126,21 @@ class FaultyHub:
         query = scope["query_string"].decode()
         target = f"http://localhost:{port}{scope['raw_path'].decode()}" + (f"?{query}" if query else "")
         await Response(status_code=302, headers={"Location": target})(scope, receive, send)
+
+
+class SilentHub:
+    """The fixture hub, except that every request whose path holds ``fragment`` is accepted and never
+    answered (the tree listing: ``/tree/``; Range reads: ``/resolve/``), for as long as the client waits."""
+
+    def __init__(self, inner: ASGIApp, fragment: str) -> None:
+        self.inner = inner
+        self.fragment = fragment
+        self.stalled = 0  # requests left unanswered
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.fragment in scope["path"]:
+            self.stalled += 1
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            return
+        await self.inner(scope, receive, send)

@@ -84,7 +84,7 @@ def served(tmp: Path, vetted: Vetted, **changes: object) -> Iterator[Served]:
         return shas.get(repo) or "c" * 40
 
     app = create_app(settings, resolve=resolve)
-    offline = mock.patch("app.server.vet_remote", side_effect=ConnectionRefusedError("offline test"))
+    offline = mock.patch("app.services.vetting.vet_remote", side_effect=ConnectionRefusedError("offline test"))
     with offline, TestClient(app) as client:
         yield Served(client, app, settings, secrets, job_id, asked)
 
