@@ -38,6 +38,19 @@ def errors(*statuses: int, **described: str) -> dict[int | str, dict[str, Any]]:
             for status in statuses}
 
 
+def link(operation_id: str, description: str, *, body: dict[str, str] | None = None,
+         **parameters: str) -> dict[str, Any]:
+    """An OpenAPI link: which values of this answer (``$response.body#/...``) feed which request
+    (FastAPI's operation ids: the function's name, path and method). Clients and schemathesis'
+    stateful tests follow them."""
+    found: dict[str, Any] = {"operationId": operation_id, "description": description}
+    if parameters:
+        found["parameters"] = parameters
+    if body is not None:
+        found["requestBody"] = body
+    return found
+
+
 def with_edge_answers(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` (FastAPI's), amended in place: the edge's answers on every operation, and 422 as sent."""
     components = schema.setdefault("components", {}).setdefault("schemas", {})

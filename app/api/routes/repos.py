@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep
 from app.api.errors import ApiError
-from app.api.openapi import errors
+from app.api.openapi import errors, link
 from app.api.schemas import CommitOut, EffectiveOut, RepoDetailOut, RepoItemOut, RepoListOut, ReportEntryOut
 from app.core.gate import Outcome
 from app.services.listing import (
@@ -34,7 +34,17 @@ Name = Annotated[str, Path(description=f"The repo's name: {_PART}; no `--`, `..`
                            json_schema_extra=validation.documented(validation.ORG_PATTERN))]
 
 
-@router.get("/repos", response_model=RepoListOut, responses=errors(401, 422))
+_FIRST = "$response.body#/items/0"
+_LIST_LINKS = {
+    "next": link("get_repos_repos_get", "The next page", cursor="$response.body#/next_cursor"),
+    "first": link("get_repo_repos__org___name__get", "The first repo's history", org=f"{_FIRST}/org",
+                  name=f"{_FIRST}/name"),
+    "gate": link("get_gate_gate_get", "The gate's answer for the first repo", repo=f"{_FIRST}/repo"),
+}
+
+
+@router.get("/repos", response_model=RepoListOut,
+            responses={200: {"description": "A page of vetted repos", "links": _LIST_LINKS}, **errors(401, 422)})
 def get_repos(
     app: StateDep,
     _who: ReaderDep,
@@ -65,7 +75,11 @@ def get_repos(
 
 
 @router.get("/repos/{org}/{name}", response_model=RepoDetailOut,
-            responses=errors(401, 404, 422, s404="`repo-not-vetted`: the store has never seen it"))
+            responses={200: {"description": "The repo's history", "links": {
+                "gate": link("get_gate_gate_get", "The gate's answer for the repo", repo="$response.body#/repo"),
+                "newest": link("get_gate_gate_get", "The gate's answer for its newest decided commit",
+                               repo="$response.body#/repo", revision="$response.body#/revisions/0/revision")}},
+                       **errors(401, 404, 422, s404="`repo-not-vetted`: the store has never seen it")})
 def get_repo(app: StateDep, _who: ReaderDep, org: Org, name: Name) -> RepoDetailOut:
     """Every stored report of every vetted commit, with the verdict each means under the active policy."""
     repo = validation.repo_id(f"{org}/{name}")

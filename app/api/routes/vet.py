@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query, Response
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep, VetterDep
 from app.api.errors import ApiError
-from app.api.openapi import errors
+from app.api.openapi import errors, link
 from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
 from app.core.jobs import VetJob
 from app.db.repository import report_document
@@ -19,13 +19,22 @@ from app.services.references import reference_commits
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
+_JOB = "$response.body#/job"
+_LINKS = {
+    "job": link("get_vet_vet__job_id__get", "The job's state, and its report once done", job_id=f"{_JOB}/id"),
+    "gate": link("get_gate_gate_get", "The gate's answer for the commit vetted",
+                 repo=f"{_JOB}/repo", revision=f"{_JOB}/revision"),
+    "review": link("post_review_reviews_post", "A review of the commit vetted",
+                   body={"repo": f"{_JOB}/repo", "revision": f"{_JOB}/revision"}),
+}
 _JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # what job queues hand out (uuid4 hex today)
 JobId = Annotated[str, Path(description="`job.id` of POST /vet",
                             json_schema_extra=validation.documented(validation.JOB_ID_PATTERN))]
 
 
 @router.post("/vet", response_model=VetOut, status_code=202, responses={
-    200: {"model": VetOut, "description": "The vet finished within `wait`: the job and its report"},
+    200: {"model": VetOut, "description": "The vet finished within `wait`: the job and its report", "links": _LINKS},
+    202: {"description": "Queued or running: the job", "links": _LINKS},
     **errors(401, 403, 404, 422, 502, 503,
              s404="`repo-not-found`, `revision-not-found`: the hub has no such repo, branch or tag",
              s502="`vet-failed`: the vet failed within `wait` (the error carries the job); `hub-error`, "
