@@ -90,6 +90,12 @@ class Settings(BaseSettings):
         "with 431 and the connection closed."
     )
     max_headers: int = Field(100, ge=10, description="Headers of one request; more is refused with 431.")
+    forwarded_allow_ips: str = Field(
+        "127.0.0.1,::1", validation_alias=AliasChoices("HFVET_FORWARDED_ALLOW_IPS", "FORWARDED_ALLOW_IPS"),
+        description="Peers whose X-Forwarded-For/-Proto `hfvet serve` believes: comma-separated addresses or "
+        "networks, `*` any, empty none. The rate limit's client address and the session cookie's Secure flag "
+        "come from them; the default trusts a proxy on the same host.",
+    )
     queue: Literal["inprocess", "procrastinate"] = Field(
         "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
         "(PostgreSQL only; docs/deploy.md)."

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
 
 from app.core.ports import SourceError
 from app.errors import HfvetError
@@ -46,9 +47,12 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body("invalid-request", message), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
-        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # RFC 9110: a 405 says which methods the path has
+            headers["Allow"] = allowed_methods(request, headers.get("Allow", ""))
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(SourceError)
     async def _hub(_: Request, exc: SourceError) -> JSONResponse:
@@ -68,6 +72,22 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body("store-unavailable", "the verdict store did not answer "
                                        f"({type(exc).__name__}); nothing was approved by this request: try again"),
                             status_code=503, headers={"Retry-After": "1"})
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request, named: str) -> str:
+    """The methods some route answers at the request's path, with those Starlette ``named``.
+
+    Starlette's own `Allow` names only the first route matching the path, and a path may have a
+    GET route and a POST route (the dashboard's forms). A mount (the static files) matches any
+    method and says itself what it allows.
+    """
+    routes = [r for r in request.app.router.routes if not isinstance(r, Mount)]
+    allowed = {m.strip() for m in named.split(",") if m.strip()}
+    allowed |= {m for m in _METHODS if any(r.matches({**request.scope, "method": m})[0] is Match.FULL for r in routes)}
+    return ", ".join(m for m in _METHODS if m in allowed)
 
 
 # Hub failures as (stable code, HTTP status).

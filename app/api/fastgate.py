@@ -15,6 +15,7 @@ is never in the cache, since only the route fills it, after validating).
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import FastAPI
@@ -22,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.api import metrics
 from app.api.deps import AppState, bearer_secret
+from app.api.openapi import with_edge_answers
 from app.api.routes.gate import gate_response
 from app.api.security import with_security_headers
 from app.core.gate import is_commit
@@ -31,7 +33,13 @@ from app.services.gating import GateResult, cache_key
 
 class HfvetAPI(FastAPI):
     """FastAPI, with the gate's cached answers sent before its middleware and routing run, and the
-    security headers (app.api.security) on every answer of either."""
+    security headers (app.api.security) on every answer of either; its OpenAPI schema documents the
+    answers of the edge in front of every route too (app.api.openapi)."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = with_edge_answers(super().openapi())
+        return self.openapi_schema
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

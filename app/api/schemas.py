@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from app.core.jobs import JobStatus, VetJob
 
@@ -112,3 +112,31 @@ class RepoDetailOut(BaseModel):
     policy: dict[str, str]  # the active policy the effective verdicts are under
     revisions: list[CommitOut]  # newest decided first
     links: dict[str, str]
+
+
+class ErrorDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")  # some errors carry more (`vet-failed`: the job)
+
+    code: str  # stable: docs/api.md#errors lists them
+    message: str  # for a person
+
+
+class ErrorOut(BaseModel):
+    """Every error answer: `{"error": {"code", "message"}}`."""
+
+    error: ErrorDetail
+
+
+class GateOut(BaseModel):
+    """GET /gate's answer, at every status (docs/gate.md): `approved` adds `files` and `pins`, `moved`
+    adds `head` and `newest_approved`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    repo: str
+    requested: str | None
+    approved: bool
+    status: Literal["approved", "denied", "not-vetted", "moved"]
+    policy: dict[str, str]
+    reasons: list[str]
+    revision: str | None = None  # the commit answered for (absent when the branch moved)

@@ -11,6 +11,24 @@ from app.api.errors import ApiError
 
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/\-]{0,255}")
 
+# The same rules as patterns for the OpenAPI schema (ASCII, as the hub's): what they cannot say is
+# in the descriptions. Checked by the functions below, so a refusal keeps its own error code.
+_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
+ORG_PATTERN = f"^{_PART}$"
+REPO_PATTERN = f"^{_PART}/{_PART}$"
+REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,255}$"
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]{1,400}$"  # unpadded url-safe base64, as GET /repos hands them out
+JOB_ID_PATTERN = r"^[0-9A-Za-z_-]{1,64}$"
+REPO_RULES = "ORG/NAME on the hub: letters, digits, `_`, `.`, `-`, each part 1-96 long, starting and " \
+             "ending with a letter, digit or `_`, without `--` or `..`, not ending in `.git`."
+REVISION_RULES = "Branch, tag or commit sha: no `..`, `//` or trailing `/`."
+
+
+def documented(pattern: str) -> dict[str, str]:
+    """A parameter's ``json_schema_extra``: ``pattern`` in the schema, left to the checks here to enforce
+    (FastAPI's own check would answer `invalid-request` with a regex where `invalid-repo` says what is wrong)."""
+    return {"pattern": pattern}
+
 
 def repo_id(value: str) -> str:
     if value.count("/") != 1:

@@ -29,6 +29,9 @@ def serve(
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
 
     A non-loopback --host needs a live (unrevoked, unexpired) token at startup; later, every write needs one.
+
+    X-Forwarded-For/-Proto are believed only from HFVET_FORWARDED_ALLOW_IPS (default 127.0.0.1,::1: a proxy
+    on this host; empty: nobody); docs/deploy.md.
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
@@ -37,12 +40,36 @@ def serve(
     from app.api.header_limits import header_limited
     from app.server import create_app
 
+    try:
+        proxies = forwarded_allow_ips(settings.forwarded_allow_ips)
+    except ValueError as exc:
+        exit_codes.fail(str(exc))
     if not is_loopback(host) and not exit_codes.guard(lambda: _has_tokens(settings)):
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log,
-                http=header_limited(settings.max_header_bytes, settings.max_headers))
+                http=header_limited(settings.max_header_bytes, settings.max_headers),
+                proxy_headers=True, forwarded_allow_ips=proxies)
+
+
+def forwarded_allow_ips(value: str) -> list[str]:
+    """HFVET_FORWARDED_ALLOW_IPS as uvicorn takes it; ValueError, naming the setting, for an entry that is
+    no address, network or `*` (uvicorn would keep it as a name no peer ever has, silently)."""
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    for entry in entries:
+        if entry != "*" and not _is_address_or_network(entry):
+            raise ValueError(f"HFVET_FORWARDED_ALLOW_IPS: {entry[:100]!r} is not an IP address, a network "
+                             "(10.0.0.0/8, no host bits) or `*`")
+    return entries
+
+
+def _is_address_or_network(entry: str) -> bool:
+    try:
+        _ = ipaddress.ip_network(entry) if "/" in entry else ipaddress.ip_address(entry)  # as uvicorn reads it
+    except ValueError:
+        return False
+    return True
 
 
 def is_loopback(host: str) -> bool:

@@ -24,10 +24,15 @@ from app.services.outcomes import outcome as outcome
 from app.services.outcomes import policy_outcome as policy_outcome
 from app.services.references import StoreJudge
 from app.settings import Settings
+from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
 
 
 class GateError(HfvetError):
-    """The gate cannot answer (the hub is unreachable for a branch): it fails closed."""
+    """The gate cannot answer (the hub is unreachable for a branch): it fails closed.
+
+    A branch, tag or repo the hub says does not exist is not this: its HubRevisionNotFound or
+    HubRepoNotFound goes up as it is (the API's 404, as POST /vet answers it).
+    """
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,8 @@ def _head(repo: str, revision: str | None, resolve: Resolver) -> str | None:
         return revision  # an exact commit needs no hub
     try:
         return resolve(repo, revision)
+    except (HubRevisionNotFound, HubRepoNotFound):
+        raise  # the hub answered: nothing by that name, which is no outage
     except (HfvetError, SourceError) as exc:
         raise GateError(f"cannot resolve {repo}@{revision} on the hub, so it is not approved: {exc}") from exc
 

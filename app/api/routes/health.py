@@ -8,11 +8,12 @@ from sqlalchemy import text
 
 from app.api.deps import StateDep
 from app.api.errors import ApiError
+from app.api.openapi import errors
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", responses=errors(503, s503="`store-unavailable`: the store does not answer"))
 def healthz(app: StateDep) -> dict[str, str]:
     try:
         with app.store.session() as session:

@@ -7,11 +7,12 @@ from pathlib import Path
 from fastapi import APIRouter
 
 from app.api.deps import ReaderDep, StateDep
+from app.api.openapi import errors
 
 router = APIRouter(tags=["policy"])
 
 
-@router.get("/policy")
+@router.get("/policy", responses=errors(401))
 def get_policy(app: StateDep, _who: ReaderDep) -> dict[str, str | None]:
     policy = app.policy
     path = Path(policy.source)

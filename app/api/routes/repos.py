@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep
 from app.api.errors import ApiError
+from app.api.openapi import errors, link
 from app.api.schemas import CommitOut, EffectiveOut, RepoDetailOut, RepoItemOut, RepoListOut, ReportEntryOut
 from app.core.gate import Outcome
 from app.services.listing import (
@@ -26,17 +27,34 @@ from app.services.listing import (
 
 router = APIRouter(tags=["repos"])
 MAX_LIMIT = 200
+_PART = "letters, digits, `_`, `.`, `-`; 1-96, starting and ending with a letter, digit or `_`"
+Org = Annotated[str, Path(description=f"The org (or user): {_PART}.",
+                          json_schema_extra=validation.documented(validation.ORG_PATTERN))]
+Name = Annotated[str, Path(description=f"The repo's name: {_PART}; no `--`, `..` or `.git` ending.",
+                           json_schema_extra=validation.documented(validation.ORG_PATTERN))]
 
 
-@router.get("/repos", response_model=RepoListOut)
+_FIRST = "$response.body#/items/0"
+_LIST_LINKS = {
+    "next": link("get_repos_repos_get", "The next page", cursor="$response.body#/next_cursor"),
+    "first": link("get_repo_repos__org___name__get", "The first repo's history", org=f"{_FIRST}/org",
+                  name=f"{_FIRST}/name"),
+    "gate": link("get_gate_gate_get", "The gate's answer for the first repo", repo=f"{_FIRST}/repo"),
+}
+
+
+@router.get("/repos", response_model=RepoListOut,
+            responses={200: {"description": "A page of vetted repos", "links": _LIST_LINKS}, **errors(401, 422)})
 def get_repos(
     app: StateDep,
     _who: ReaderDep,
-    org: Annotated[str | None, Query(max_length=96, description="Only this org (case-insensitive).")] = None,
+    org: Annotated[str | None, Query(max_length=96, description="Only this org (case-insensitive).",
+                                     json_schema_extra=validation.documented(validation.ORG_PATTERN))] = None,
     tier: Annotated[Tier | None, Query(description="Only orgs of this tier under the active policy.")] = None,
     verdict: Annotated[Verdict | None, Query(description="Only repos whose newest verdict is this.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Repos per page.")] = 50,
-    cursor: Annotated[str | None, Query(max_length=400, description="`next_cursor` of the previous page.")] = None,
+    cursor: Annotated[str | None, Query(max_length=400, description="`next_cursor` of the previous page.",
+                                        json_schema_extra=validation.documented(validation.CURSOR_PATTERN))] = None,
     offset: Annotated[int, Query(ge=0, le=1_000_000, description="Repos to skip (instead of a cursor).")] = 0,
 ) -> RepoListOut:
     """Vetted repos in id order, each with its newest verdict as the gate sees it under the active policy."""
@@ -56,8 +74,13 @@ def get_repos(
     return RepoListOut(items=[_item(i) for i in page.items], limit=limit, next_cursor=next_cursor, links=links)
 
 
-@router.get("/repos/{org}/{name}", response_model=RepoDetailOut, responses={404: {}})
-def get_repo(app: StateDep, _who: ReaderDep, org: str, name: str) -> RepoDetailOut:
+@router.get("/repos/{org}/{name}", response_model=RepoDetailOut,
+            responses={200: {"description": "The repo's history", "links": {
+                "gate": link("get_gate_gate_get", "The gate's answer for the repo", repo="$response.body#/repo"),
+                "newest": link("get_gate_gate_get", "The gate's answer for its newest decided commit",
+                               repo="$response.body#/repo", revision="$response.body#/revisions/0/revision")}},
+                       **errors(401, 404, 422, s404="`repo-not-vetted`: the store has never seen it")})
+def get_repo(app: StateDep, _who: ReaderDep, org: Org, name: Name) -> RepoDetailOut:
     """Every stored report of every vetted commit, with the verdict each means under the active policy."""
     repo = validation.repo_id(f"{org}/{name}")
     history = repo_history(app.store, app.policy, repo)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from app.api import validation
 from app.api.deps import ReaderDep, StateDep, VetterDep
 from app.api.errors import ApiError
+from app.api.openapi import errors, link
 from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
 from app.core.jobs import VetJob
 from app.db.repository import report_document
@@ -18,16 +19,34 @@ from app.services.references import reference_commits
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
+_JOB = "$response.body#/job"
+_LINKS = {
+    "job": link("get_vet_vet__job_id__get", "The job's state, and its report once done", job_id=f"{_JOB}/id"),
+    "gate": link("get_gate_gate_get", "The gate's answer for the commit vetted",
+                 repo=f"{_JOB}/repo", revision=f"{_JOB}/revision"),
+    "review": link("post_review_reviews_post", "A review of the commit vetted",
+                   body={"repo": f"{_JOB}/repo", "revision": f"{_JOB}/revision"}),
+}
 _JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # what job queues hand out (uuid4 hex today)
+JobId = Annotated[str, Path(description="`job.id` of POST /vet",
+                            json_schema_extra=validation.documented(validation.JOB_ID_PATTERN))]
 
 
-@router.post("/vet", response_model=VetOut, status_code=202, responses={200: {"model": VetOut}})
+@router.post("/vet", response_model=VetOut, status_code=202, responses={
+    200: {"model": VetOut, "description": "The vet finished within `wait`: the job and its report", "links": _LINKS},
+    202: {"description": "Queued or running: the job", "links": _LINKS},
+    **errors(401, 403, 404, 422, 502, 503,
+             s404="`repo-not-found`, `revision-not-found`: the hub has no such repo, branch or tag",
+             s502="`vet-failed`: the vet failed within `wait` (the error carries the job); `hub-error`, "
+             "`hub-protocol-error`")})
 def post_vet(
     app: StateDep,
     who: VetterDep,
     response: Response,
-    repo: Annotated[str, Query(max_length=200, description="ORG/NAME on the hub.")],
-    revision: Annotated[str, Query(max_length=256, description="Branch, tag or commit sha.")] = "main",
+    repo: Annotated[str, Query(max_length=200, description=validation.REPO_RULES,
+                               json_schema_extra=validation.documented(validation.REPO_PATTERN))],
+    revision: Annotated[str, Query(max_length=256, description=validation.REVISION_RULES,
+                                   json_schema_extra=validation.documented(validation.REVISION_PATTERN))] = "main",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for the report.")] = 0,
     with_references: Annotated[bool, Query(description="Also queue a vet of each repo the report references, "
                                            "at the commit its revision names now (needs the report: see `wait`).")]
@@ -71,8 +90,8 @@ def _stored_report(app: StateDep, repo: str, sha: str) -> dict[str, Any] | None:
     return None if found is None else found.document
 
 
-@router.get("/vet/{job_id}", response_model=VetOut)
-def get_vet(app: StateDep, _who: ReaderDep, job_id: str) -> VetOut:
+@router.get("/vet/{job_id}", response_model=VetOut, responses=errors(401, 404, 422, s404="`job-not-found`"))
+def get_vet(app: StateDep, _who: ReaderDep, job_id: JobId) -> VetOut:
     job = app.jobs.get(job_id) if _JOB_ID.fullmatch(job_id) else None  # PostgreSQL refuses a NUL: 404, not 5xx
     if job is None:
         raise ApiError(404, "job-not-found", f"no vet job {job_id[:64]!r}")

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from app.api import webhook_payload
 from app.api.deps import StateDep
 from app.api.errors import ApiError
+from app.api.openapi import errors
 from app.api.schemas import JobOut
 from app.services import webhooks
 from app.settings import reveal
@@ -34,7 +35,12 @@ class WebhookOut(BaseModel):
 
 
 @router.post("/webhooks/huggingface", response_model=WebhookOut, status_code=202,
-             responses={200: {"model": WebhookOut}, 401: {}, 404: {}, 413: {}})
+             responses={200: {"model": WebhookOut, "description": "Nothing to vet (deleted refs, no model, no refs)"},
+                        **errors(400, 401, 404, 413, 422, 503, s400="`invalid-json`, `json-too-deep`",
+                                 s401="`webhook-secret-missing`, `bad-webhook-secret`",
+                                 s404="`webhooks-disabled`: HFVET_WEBHOOK_SECRET is not set",
+                                 s413="`body-too-large`: over 256 KiB",
+                                 s422="`invalid-webhook-payload`, `invalid-repo`, `invalid-revision`, `invalid-sha`")})
 async def huggingface_webhook(
     app: StateDep,
     request: Request,

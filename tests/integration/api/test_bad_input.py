@@ -62,6 +62,19 @@ def test_a_revision_not_on_the_hub_is_404(unchanged: Live, revision: str) -> Non
     error_of(post_vet(unchanged, repo=NVIDIA, revision=revision), 404, "revision-not-found")
 
 
+@pytest.mark.parametrize(("repo", "revision", "code"), [
+    (NVIDIA, "no-such-branch", "revision-not-found"),
+    (NVIDIA, "v9.9.9", "revision-not-found"),
+    ("nobody/nothing", "main", "repo-not-found"),
+])
+def test_the_gate_says_404_for_what_the_hub_does_not_have(unchanged: Live, repo: str, revision: str,
+                                                          code: str) -> None:
+    """As POST /vet says: the hub answered, so it is no outage (503 is for a hub that cannot be reached)."""
+    answer = httpx.get(f"{unchanged.url}/gate", params={"repo": repo, "revision": revision}, timeout=30)
+    assert repo in error_of(answer, 404, code)
+    error_of(post_vet(unchanged, repo=repo, revision=revision), 404, code)
+
+
 def test_a_vet_needs_a_token(unchanged: Live) -> None:
     assert "vetter" in error_of(post_vet(unchanged, None, repo=NVIDIA), 401, "token-required")
 

@@ -154,6 +154,25 @@ def test_bad_reviews_get_a_clear_4xx_and_change_nothing(
     assert stored(settings) == (0, 0)
 
 
+BAD_BODIES = [(b"{", "application/json"), (b'{"repo":', "application/json"), (b"\xff", "application/json"),
+              (b"[]", "application/json"), (b"repo=x", "application/x-www-form-urlencoded"), (b"", "")]
+
+
+@pytest.mark.parametrize(("content", "content_type"), BAD_BODIES)
+@pytest.mark.parametrize(("role", "status", "code"), [
+    (None, 401, "token-required"), ("bad", 401, "bad-token"), ("vetter", 403, "role-too-low"),
+    ("reviewer", 422, "invalid-request")])
+def test_the_caller_is_checked_before_the_body_is_read(
+    client: TestClient, settings: Settings, secrets: dict[str, str], content: bytes, content_type: str,
+    role: str | None, status: int, code: str,
+) -> None:
+    secret = {None: None, "bad": "hfv_not-a-token"}.get(role, secrets.get(role or ""))
+    headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+    answer = client.post("/reviews", content=content, headers=headers | {"Content-Type": content_type})
+    assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), answer.text
+    assert stored(settings) == (0, 0)
+
+
 def test_a_missing_reason_is_422(client: TestClient, secrets: dict[str, str], vetted: Vetted) -> None:
     doc = body(vetted.review.revision)
     del doc["reason"]

@@ -69,6 +69,21 @@ def test_every_route_and_every_error_carries_the_security_headers(s: Served, vet
         assert_hardened(dict(answer.headers))
 
 
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("TRACE", "/gate", "GET"),
+    ("PUT", "/gate", "GET"),
+    ("DELETE", "/vet", "POST"),
+    ("GET", "/reviews", "POST"),
+    ("TRACE", "/ui/reviews", "GET, POST"),  # two routes on one path: both methods, not the first route's
+    ("POST", "/ui/static/app.js", "GET, HEAD"),
+])
+def test_a_405_says_which_methods_the_path_allows(s: Served, method: str, path: str, allow: str) -> None:
+    answer = s.client.request(method, path)
+    assert answer.status_code == 405 and answer.json()["error"]["code"] == "method-not-allowed"
+    assert answer.headers["allow"] == allow
+    assert_hardened(dict(answer.headers))
+
+
 def test_the_gates_fast_path_carries_them_too(s: Served, vetted: Vetted) -> None:
     params = {"repo": APPROVE_REPO, "revision": vetted.approve.revision}
     first, second = s.client.get("/gate", params=params), s.client.get("/gate", params=params)
