@@ -109,6 +109,13 @@ def _serve(folder: Path, stop: threading.Event | None = None) -> None:
         time.sleep(0.05)
 
 
+def _is_server(argv: list[str]) -> bool:
+    """False in the server's vet processes (multiprocessing spawn children inherit its environment and
+    PYTHONPATH): they would answer the server's requests with their own figures."""
+    return "--multiprocessing-fork" not in argv
+
+
 with contextlib.suppress(KeyError):
-    threading.Thread(target=_serve, args=(Path(os.environ["HFVET_TRACE_DIR"]),), name="trace-memory",
-                     daemon=True).start()
+    if _is_server(sys.orig_argv):
+        threading.Thread(target=_serve, args=(Path(os.environ["HFVET_TRACE_DIR"]),), name="trace-memory",
+                         daemon=True).start()
