@@ -121,11 +121,12 @@ class GateCache:
     re-stamps an answer none of whose repos (``GateResult.depends_on``) got a report or review since.
     """
 
-    def __init__(self, size: int = 4096, max_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, size: int = 4096, max_bytes: int = 8 * 1024 * 1024) -> None:
         self._size = size
         # Bounded in bytes too: an approved answer carries its commit's manifest (a 200-file repo's body is
-        # ~17 KiB, ~77 KiB resident with the parsed manifest), so 4,096 of them grew the API by hundreds of MiB
-        # as distinct commits were vetted (bench/gate_cache_memory.py). Counted as the answers' JSON bodies.
+        # ~17 KiB, ~80 KiB resident with the parsed manifest), so 4,096 of them grew the API by hundreds of MiB
+        # as distinct commits were vetted (bench/gate_cache_memory.py). Counted as the answers' JSON bodies:
+        # 8 MiB of them is ~40 MiB resident.
         self._max_bytes = max_bytes
         self._bytes = 0
         self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], date, GateResult]] = OrderedDict()
