@@ -110,9 +110,9 @@ def _serve(folder: Path, stop: threading.Event | None = None) -> None:
 
 
 def _is_server(argv: list[str]) -> bool:
-    """False in the server's vet processes (multiprocessing spawn children inherit its environment and
-    PYTHONPATH): they would answer the server's requests with their own figures."""
-    return "--multiprocessing-fork" not in argv
+    """True in `python -m app serve` only: the server's vet processes and multiprocessing's resource
+    tracker inherit its environment and PYTHONPATH, and would answer its requests with their own figures."""
+    return argv[1:3] == ["-m", "app"] and "serve" in argv[3:]
 
 
 with contextlib.suppress(KeyError):

@@ -58,5 +58,6 @@ def test_only_the_server_answers_not_its_vet_processes() -> None:
     site = load_site()
     spawned = [sys.executable, "-B", "-c", "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, "
                "pipe_handle=7)", "--multiprocessing-fork"]
+    tracker = [sys.executable, "-B", "-c", "from multiprocessing.resource_tracker import main;main(5)"]
     assert site._is_server([sys.executable, "-m", "app", "serve", "--port", "8000"])
-    assert not site._is_server(spawned)
+    assert not site._is_server(spawned) and not site._is_server(tracker)
