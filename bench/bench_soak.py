@@ -48,6 +48,7 @@ from bench_gate import hey, wrk
 from bench_workers import fresh_database, process, python_m, token, wait_for_line, wait_http
 from benchlib import emit, machine_info, make_parser, median, table
 from live_server import REPO, hfvet, prepared_server
+from soak_trace import SchedStat, py_spy, traced
 
 from app.cli.child_server import free_port
 from app.examples import build_examples
@@ -117,11 +118,14 @@ def main() -> None:
     )
     parser.add_argument("--nice", type=int, default=10, help="HFVET_JOB_NICE of the vet processes / workers")
     parser.add_argument("--out", type=Path, help="also write the markdown here")
+    parser.add_argument("--trace", type=Path, help="py-spy the API each round into this folder (bench/soak_trace.py)")
     args = parser.parse_args()
     for tool in ("wrk", "hey") if args.rate else ("wrk",):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install {tool})")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop the children, drop the database
+    if args.trace:
+        args.trace.mkdir(parents=True, exist_ok=True)
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     started = (
         _procrastinate_service(args)
@@ -138,7 +142,7 @@ def main() -> None:
         vets.stop.set()
         vets.wanted.set()
         revetting.join(300)
-    emit(_report(rounds, vets, args, load_before), args.out)
+    emit(_report(rounds, vets, args, load_before) + traced(args.trace, args.seconds), args.out)
 
 
 @contextmanager
@@ -264,12 +268,16 @@ def _rounds(gate_url: str, watched: dict[str, psutil.Process], vets: Vets, args:
         else:
             vets.wanted.set()
             time.sleep(0.5)  # a vet under way before the round starts
-        started = time.monotonic()
+        started, loop_before = time.monotonic(), SchedStat.of(watched["API"].pid)
+        spy = args.trace and py_spy(watched["API"].pid, args.seconds, args.trace / f"{len(rounds):02d}-{kind}.txt")
         rate, p99, problems = (
             hey(gate_url, args.seconds, args.connections, args.rate)
             if args.rate
             else wrk(gate_url, args.seconds, args.connections)
         )
+        loop_ran, loop_waited = SchedStat.of(watched["API"].pid).since(loop_before, time.monotonic() - started)
+        if spy:
+            spy.wait(60)
         one: Round = {
             "kind": kind,
             "at": time.monotonic() - began,
@@ -278,6 +286,8 @@ def _rounds(gate_url: str, watched: dict[str, psutil.Process], vets: Vets, args:
             "problems": problems,
             "wall": time.monotonic() - started,
             "vets": float(vets.done),
+            "loop ran": loop_ran,
+            "loop waited": loop_waited,
         }
         for name, proc in watched.items():
             cpu_now = _cpu(proc)
@@ -317,6 +327,7 @@ def _report(rounds: list[Round], vets: Vets, args: argparse.Namespace, load_befo
             f"{float(r['rss API']) / MIB:.1f}",
             *([" / ".join(f"{float(r[f'rss {w}']) / MIB:.0f}" for w in workers)] if workers else []),
             f"{r['cpu API']:.1f}",
+            f"{r['loop ran']:.0f} / {r['loop waited']:.0f}",
             *([f"{sum(float(r[f'cpu {w}']) for w in workers):.1f}"] if workers else []),
             f"{r['wall']:.1f}",
             str(r["problems"] or "none"),
@@ -357,6 +368,7 @@ def _report(rounds: list[Round], vets: Vets, args: argparse.Namespace, load_befo
         "API RSS MiB",
         *(["workers RSS MiB"] if workers else []),
         "API CPU s",
+        "loop ran / waited ms/s",
         *(["workers CPU s"] if workers else []),
         "wall s",
         "errors",

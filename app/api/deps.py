@@ -13,7 +13,6 @@ from app.api.errors import ApiError
 from app.api.shared_reads import SharedReads
 from app.core.policy import LoadedPolicy
 from app.db import tokens
-from app.db.repository import repos_written_since
 from app.db.session import Store
 from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
@@ -45,8 +44,7 @@ class AppState:
         self.shared_written = SharedReads(self._written_since)
 
     def _written_since(self, version: tuple[int, int]) -> set[str]:
-        with self.store.engine.connect() as conn:
-            return repos_written_since(conn, version)
+        return self.version.written_since(version)
 
     def token_name(self, secret: str) -> str | None:
         """The name of the live token ``secret`` is, or None (the rate limit's caller: app.api.ratelimit)."""

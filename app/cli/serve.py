@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import ipaddress
+import sys
 from typing import Annotated
 
 import typer
 
 from app.cli import exit_codes
 from app.settings import Settings
+
+# How long the event loop may wait for the GIL while one of the server's threads runs Python (storing a
+# report, answering POST /vet): CPython's default is 5 ms, a quarter of the gate's p99 budget, and the soak
+# found those threads holding it ~60 ms a second while vets ran (docs/benchmarks.md §26).
+LOOP_GIL_WAIT_SECONDS = 0.001
 
 
 def serve(
@@ -48,6 +54,7 @@ def serve(
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
+    sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log,
                 http=header_limited(settings.max_header_bytes, settings.max_headers),
                 proxy_headers=True, forwarded_allow_ips=proxies)

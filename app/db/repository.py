@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, Subquery, func, or_, select, text, union
+from sqlalchemy import Connection, Integer, Select, Subquery, bindparam, func, or_, select, text, union
 from sqlalchemy.orm import Session
 
 from app.core import report_json
@@ -385,19 +385,27 @@ def store_version(conn: Connection) -> tuple[int, int]:
     return (reports or 0, reviews or 0)
 
 
+# Built once, with the version as parameters: the gate asks it after every vet. Built per call it cost
+# ~0.5 ms of CPU (statement and cache key); app.db.version runs it compiled on its own connection (~15 us).
+_REPORTS_AFTER = bindparam("reports_after", type_=Integer())
+_REVIEWS_AFTER = bindparam("reviews_after", type_=Integer())
+WRITTEN_SINCE_QUERY = union(
+    select(RepoRow.repo_id)
+    .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+    .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+    .where(ReportRow.id > _REPORTS_AFTER),
+    select(RepoRow.repo_id)
+    .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
+    .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+    .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
+    .where(ReviewRow.id > _REVIEWS_AFTER),
+)
+
+
 def repos_written_since(conn: Connection, version: tuple[int, int]) -> set[str]:
     """The repos with a report, or a review of one of their reports, committed after ``version``
     (store_version's pair: both tables are append-only and their ids come in commit order)."""
-    reports = (select(RepoRow.repo_id)
-               .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-               .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
-               .where(ReportRow.id > version[0]))
-    reviews = (select(RepoRow.repo_id)
-               .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-               .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
-               .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
-               .where(ReviewRow.id > version[1]))
-    return set(conn.execute(union(reports, reviews)).scalars())
+    return set(conn.execute(WRITTEN_SINCE_QUERY, {"reports_after": version[0], "reviews_after": version[1]}).scalars())
 
 
 def ids_in_commit_order(session: Session) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import DateTime, Engine, bindparam, func, or_, select
 
 from app.db.models import TokenRow
-from app.db.repository import VERSION_QUERY
+from app.db.repository import VERSION_QUERY, WRITTEN_SINCE_QUERY
 
 # The version and, in the same statement, whether a token digest is a live token's: neither
 # revoked nor expired (app.db.tokens.verify: expired once expires_at <= now).
@@ -34,6 +34,11 @@ def _unchanged(value: datetime) -> datetime:
     return value
 
 
+def _params(compiled: Any, values: dict[str, Any]) -> object:
+    """``values`` in the form the driver takes for ``compiled``: a tuple in order (SQLite), else the dict."""
+    return tuple(values[name] for name in compiled.positiontup or ()) if compiled.positional else values
+
+
 class VersionProbe:
     """``store_version()`` without SQLAlchemy per call; thread-safe (one ask at a time)."""
 
@@ -41,6 +46,7 @@ class VersionProbe:
         self._engine = engine
         self._version = VERSION_QUERY.compile(dialect=engine.dialect)
         self._with_token = _VERSION_AND_TOKEN.compile(dialect=engine.dialect)
+        self._written_since = WRITTEN_SINCE_QUERY.compile(dialect=engine.dialect)
         # A time as the column stores it (SQLite: SQLAlchemy's own text form, which compares in order).
         stored = TokenRow.__table__.c.expires_at.type.dialect_impl(engine.dialect)
         self._as_stored: Callable[[datetime], Any] = stored.bind_processor(engine.dialect) or _unchanged
@@ -58,27 +64,34 @@ class VersionProbe:
         """The version, and whether ``token_digest`` (app.db.tokens.digest) is a live token's at ``now``."""
         values = {"digest": token_digest, "now": self._as_stored(now or datetime.now(UTC))}
         compiled = self._with_token
-        params = tuple(values[name] for name in compiled.positiontup or ()) if compiled.positional else values
-        reports, reviews, live = self._ask(str(compiled), params)
+        reports, reviews, live = self._ask(str(compiled), _params(compiled, values))
         return (reports or 0, reviews or 0), live == 1
+
+    def written_since(self, version: tuple[int, int]) -> set[str]:
+        """app.db.repository.repos_written_since, compiled once: the fast path asks it after every vet."""
+        values = {"reports_after": version[0], "reviews_after": version[1]}
+        return {repo for (repo,) in self._rows(str(self._written_since), _params(self._written_since, values))}
 
     def close(self) -> None:
         with self._lock:
             self._drop()
 
     def _ask(self, sql: str, params: object) -> Any:
+        (row,) = self._rows(sql, params)
+        return row
+
+    def _rows(self, sql: str, params: object) -> list[Any]:
         with self._lock:
             try:
                 cursor = self._connection().cursor()
                 try:
                     cursor.execute(sql, params) if params else cursor.execute(sql)
-                    (row,) = cursor.fetchall()  # read to the end: no statement left open
+                    return list(cursor.fetchall())  # read to the end: no statement left open
                 finally:
                     cursor.close()
             except BaseException:
                 self._drop()  # a broken connection is replaced on the next ask
                 raise
-        return row
 
     def _connection(self) -> Any:
         if self._conn is None:

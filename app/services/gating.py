@@ -126,8 +126,14 @@ class GateCache:
     re-stamps an answer none of whose repos (``GateResult.depends_on``) got a report or review since.
     """
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 4096, max_bytes: int = 8 * 1024 * 1024) -> None:
         self._size = size
+        # Bounded in bytes too: an approved answer carries its commit's manifest (a 200-file repo's body is
+        # ~17 KiB, ~80 KiB resident with the parsed manifest), so 4,096 of them grew the API by hundreds of MiB
+        # as distinct commits were vetted (bench/gate_cache_memory.py). Counted as the answers' JSON bodies:
+        # 8 MiB of them is ~40 MiB resident.
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._entries: OrderedDict[tuple[str, str, str], tuple[tuple[int, int], date, GateResult]] = OrderedDict()
         self._lock = threading.Lock()
         self._stripes = tuple(threading.Lock() for _ in range(64))
@@ -159,11 +165,24 @@ class GateCache:
         return entry[0], entry[2]
 
     def put(self, key: tuple[str, str, str], version: tuple[int, int], result: GateResult) -> None:
+        """Keep ``result``, dropping the least recently used answers past the count or the byte bound (an
+        answer bigger than the byte bound alone is not kept)."""
+        if len(result.body) > self._max_bytes:  # rendered here, outside the lock: every answer served needs it
+            return
         with self._lock:
+            replaced = self._entries.pop(key, None)
+            self._bytes += len(result.body) - (0 if replaced is None else len(replaced[2].body))
             self._entries[key] = (version, _today(), result)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            while len(self._entries) > self._size or self._bytes > self._max_bytes:
+                self._bytes -= len(self._entries.popitem(last=False)[1][2].body)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        """The JSON bodies of the answers kept (what the byte bound counts)."""
+        return self._bytes
 
 
 def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,

@@ -109,6 +109,13 @@ def _serve(folder: Path, stop: threading.Event | None = None) -> None:
         time.sleep(0.05)
 
 
+def _is_server(argv: list[str]) -> bool:
+    """True in `python -m app serve` only: the server's vet processes and multiprocessing's resource
+    tracker inherit its environment and PYTHONPATH, and would answer its requests with their own figures."""
+    return argv[1:3] == ["-m", "app"] and "serve" in argv[3:]
+
+
 with contextlib.suppress(KeyError):
-    threading.Thread(target=_serve, args=(Path(os.environ["HFVET_TRACE_DIR"]),), name="trace-memory",
-                     daemon=True).start()
+    if _is_server(sys.orig_argv):
+        threading.Thread(target=_serve, args=(Path(os.environ["HFVET_TRACE_DIR"]),), name="trace-memory",
+                         daemon=True).start()

@@ -283,3 +283,16 @@ def test_a_store_the_fast_path_cannot_ask_leaves_the_answer_to_the_route(gate: C
     probe._engine = None  # the next ask cannot connect: as when the store is busy or gone
     assert gate.get(query)[0] == 200
     assert gate.fast_answers == [] and len(gate.route_calls) == 2
+
+
+def test_on_sqlite_the_fast_path_restamps_on_the_loop_without_a_thread(gate: Counted, store: Store) -> None:
+    """After each vet every connection's next request asks which repos were written: on SQLite that is one
+    compiled statement on the probe's connection, not a thread hand-off holding the GIL the loop needs."""
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL's round trip is made from a thread, shared (app.api.shared_reads)")
+    save(store, report("nvidia/model", SHA, under=DEFAULT))
+    query = f"repo=nvidia/model&revision={SHA}"
+    first = gate.get(query)
+    save(store, report("nvidia/other", SHA, under=DEFAULT))
+    assert gate.get(query) == first and gate.fast_answers == [200]
+    assert gate.client.app.state.hfvet.shared_written.reads == 0  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from app.db import tokens
 from app.db.models import ReviewRow
-from app.db.repository import store_version
+from app.db.repository import repos_written_since, store_version
 from app.db.session import Store
 from app.db.version import VersionProbe
 from tests.integration.api.stored import policy, report, save
@@ -87,5 +87,22 @@ def test_a_token_is_live_until_its_expiry_as_verify_says(store: Store) -> None:
         assert probe.with_token(revoked, expiry - second)[1] is False
         assert probe.with_token(tokens.digest("hfv_unknown"))[1] is False
         assert probe.with_token(forever)[0] == probe()
+    finally:
+        probe.close()
+
+
+def test_the_probe_names_the_repos_written_since_as_the_store_does(store: Store) -> None:
+    probe = VersionProbe(store.engine)
+    try:
+        first = save(store, report("nvidia/model", SHA, under=policy("default")))
+        before = probe()
+        save(store, report("nvidia/other", SHA, under=policy("default")))
+        with store.session() as session:  # a review of an older report names that report's repo
+            session.add(ReviewRow(report_pk=first, decision="approve", reason="ok", reviewer="r", role="reviewer"))
+        with store.engine.connect() as conn:
+            expected = repos_written_since(conn, before)
+        assert probe.written_since(before) == expected == {"nvidia/other", "nvidia/model"}
+        assert probe.written_since(probe()) == set()
+        assert probe.written_since((0, 0)) == {"nvidia/model", "nvidia/other"}
     finally:
         probe.close()

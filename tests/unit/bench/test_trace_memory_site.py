@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -50,3 +51,13 @@ def test_a_request_file_is_answered_with_json(tmp_path: Path) -> None:
     stop.set()
     serving.join(5)
     assert not serving.is_alive()
+
+
+def test_only_the_server_answers_not_its_vet_processes() -> None:
+    """A vet process, spawned with the server's environment, must not answer with its own (small) figures."""
+    site = load_site()
+    spawned = [sys.executable, "-B", "-c", "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, "
+               "pipe_handle=7)", "--multiprocessing-fork"]
+    tracker = [sys.executable, "-B", "-c", "from multiprocessing.resource_tracker import main;main(5)"]
+    assert site._is_server([sys.executable, "-m", "app", "serve", "--port", "8000"])
+    assert not site._is_server(spawned) and not site._is_server(tracker)
