@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,6 +12,9 @@ from app.cli import exit_codes
 from app.db import tokens
 from app.services.store import open_store
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def serve(
@@ -32,8 +36,6 @@ def serve(
 
     A non-loopback --host needs a live (unrevoked, unexpired) token at startup; later, every write needs one.
     """
-    import uvicorn
-
     from app.api.header_limits import header_limited
     from app.server import create_app
 
@@ -42,8 +44,28 @@ def serve(
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log,
-                http=header_limited(settings.max_header_bytes, settings.max_headers))
+    api = create_app(settings)
+    run_until_stopped(api, host=host, port=port, log_level="info", access_log=access_log,
+                      http=header_limited(settings.max_header_bytes, settings.max_headers),
+                      timeout_graceful_shutdown=settings.shutdown_timeout)
+
+
+def run_until_stopped(api: FastAPI, **config: Any) -> None:
+    """uvicorn.run, with SIGTERM/SIGINT also telling gate answers in flight to stop resolving (app.server).
+
+    uvicorn's graceful shutdown waits for requests in flight; one resolving thousands of references
+    would hold it for minutes, and the worker thread would keep the process alive after it.
+    """
+    import uvicorn
+
+    from app.server import stop_answers
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            stop_answers(api)
+            super().handle_exit(sig, frame)
+
+    Server(uvicorn.Config(api, **config)).run()
 
 
 def is_loopback(host: str) -> bool:
