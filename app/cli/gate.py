@@ -67,6 +67,7 @@ def _local(repo: str, revision: str | None) -> dict[str, Any]:
 def local_gate(repo: str, revision: str | None) -> GateResult:
     """The gate's answer from the local store (branches resolved on the hub); `hfvet download` too."""
     from app.services.gating import active_policy, gate
+    from app.services.references import Bounds
     from app.services.store import open_store
     from app.settings import Settings
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch
@@ -76,7 +77,8 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
     store = open_store(settings)
     try:
         return gate(repo, revision, store=store, policy=policy,
-                    resolve=lambda r, rev: resolve_revision(r, rev, HubClient.from_settings(settings)))
+                    resolve=lambda r, rev: resolve_revision(r, rev, HubClient.from_settings(settings)),
+                    bounds=Bounds(settings.gate_hub_budget))
     finally:
         store.close()
 
