@@ -101,17 +101,6 @@ def test_a_resolution_is_reused_for_the_ttl_and_a_failure_for_its_own(store: Sto
     assert hub.calls == 4
 
 
-def test_replicas_share_resolutions_through_the_store(store: Store) -> None:
-    hub, clock = Hub(), Clock()
-    first = SharedResolver(hub, store, ttl=60, failure_ttl=10, clock=clock)
-    second = SharedResolver(hub, store, ttl=60, failure_ttl=10, clock=clock)
-    assert first("org/repo", "main") == second("org/repo", "main")
-    assert hub.calls == 1
-    clock.now += 61  # the stored row is stale: asked again, and stored again
-    assert second("org/repo", "main") == "c" * 40
-    assert hub.calls == 2
-
-
 def save(store: Store, policy: LoadedPolicy, repo: str, sha: str, files: dict[str, bytes]) -> None:
     source = MemorySource(files, repo_id=repo, revision=sha, facts=HUB)
     report = vet(source, [RepoReferenceScanner()], decide=make_decide(policy))
