@@ -160,12 +160,14 @@ def measure(args: argparse.Namespace, home: Path) -> str:
             stopped = stop_time(proc)
     per_minute = loaded * 60 / args.seconds
     rows = [[str(args.tree), f"{median(single):.2f}", f"{single_hub:.0f}", f"{per_minute:,.0f}",
-             str(len(answers)), f"{median(answers):.2f}" if answers else "none", f"{median(health):.2f}", str(after), stopped]]
+             str(len(answers)), f"{median(answers):.2f}" if answers else "none", f"{median(health):.2f}",
+             str(after), stopped]]
     return "\n".join([
         machine_info(["uvicorn", "starlette", "sqlalchemy"]), "",
         f"{args.references} unpinned references; {args.callers} callers for {args.seconds:g} s.", "",
         table(["tree", "one answer s (median)", "hub requests / answer", "hub requests / min under load",
-               "answers under load", "answer s under load (median)", "/healthz s (median)", "hub requests in the 10 s after", "SIGTERM to exit"], rows),
+               "answers under load", "answer s under load (median)", "/healthz s (median)",
+               "hub requests in the 10 s after", "SIGTERM to exit"], rows),
     ])
 
 
