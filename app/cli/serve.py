@@ -35,6 +35,9 @@ def serve(
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
 
     A non-loopback --host needs a live (unrevoked, unexpired) token at startup; later, every write needs one.
+
+    On SIGTERM, requests in flight get HFVET_SHUTDOWN_TIMEOUT seconds; gate answers still resolving
+    referenced repos' branches on the hub stop at once.
     """
     from app.api.header_limits import header_limited
     from app.server import create_app
