@@ -86,7 +86,7 @@ class Settings(BaseSettings):
         "branch or tag, so a failing hub is not asked again by every answer."
     )
     gate_hub_budget: int = Field(
-        64, ge=0, le=100_000, description="Branches and tags of referenced repos one gate answer may resolve; "
+        64, ge=1, le=100_000, description="Branches and tags of referenced repos one gate answer may resolve; "
         "past it the commit is refused (gate-hub-budget), never resolved further."
     )
     shutdown_timeout: float = Field(
