@@ -86,8 +86,9 @@ class Settings(BaseSettings):
         "branch or tag, so a failing hub is not asked again by every answer."
     )
     gate_hub_budget: int = Field(
-        64, ge=1, le=100_000, description="Branches and tags of referenced repos one gate answer may resolve; "
-        "past it the commit is refused (gate-hub-budget), never resolved further."
+        64, ge=1, le=100_000, description="Branches and tags of referenced repos one gate answer may resolve "
+        "(a report naming more distinct references is refused unjudged); past it the commit is refused "
+        "(gate-hub-budget), never resolved further."
     )
     shutdown_timeout: float = Field(
         10, gt=0, le=600, description="Seconds `hfvet serve` waits for requests in flight after SIGTERM before "
