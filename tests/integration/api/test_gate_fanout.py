@@ -137,6 +137,18 @@ def wait_for_resolutions(counting: CountingHub, at_least: int, within: float = 6
         time.sleep(0.05)
 
 
+def wait_until_flat(counting: CountingHub, within: float) -> int:
+    """The count once it stopped growing for a second (before the fix it grows for minutes: 20 a second)."""
+    deadline = time.monotonic() + within
+    last = counting.resolutions
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        if counting.resolutions - last <= 1:
+            return counting.resolutions
+        last = counting.resolutions
+    raise AssertionError("the server kept resolving for a client that left")
+
+
 def send_gate_request(url: str) -> socket.socket:
     """A raw GET /gate whose answer is never read: the test closes the socket when it likes."""
     host, port = url.removeprefix("http://").split(":")
@@ -152,11 +164,10 @@ def test_a_client_that_leaves_stops_the_resolving(
         conn = send_gate_request(server.url)
         wait_for_resolutions(counting, 5)
         conn.close()  # the client leaves mid-answer
-        time.sleep(1.5)  # the server notices within its poll interval; one resolution may be in flight
-        settled = counting.resolutions
+        settled = wait_until_flat(counting, within=15)  # noticed within a 0.25 s poll, even on a loaded machine
         time.sleep(2.0)
         assert counting.resolutions - settled <= 1, "the server kept resolving for a client that left"
-        assert counting.resolutions < 200
+        assert counting.resolutions < 1000  # of 3,000
         assert httpx.get(f"{server.url}/healthz", timeout=5).status_code == 200
 
 
@@ -172,11 +183,11 @@ def test_sigterm_stops_a_resolving_server_within_seconds(
         proc.send_signal(signal.SIGTERM)
         try:
             with contextlib.suppress(subprocess.TimeoutExpired):  # reported by the assertion below
-                proc.wait(8)
+                proc.wait(15)
         finally:
             conn.close()
             server.stop()  # SIGKILL if it is still running
-        assert time.monotonic() - started < 8, "hfvet serve kept resolving after SIGTERM"
+        assert time.monotonic() - started < 15, "hfvet serve kept resolving after SIGTERM"
         stopped_at = counting.resolutions
         time.sleep(0.5)
         assert counting.resolutions == stopped_at
