@@ -22,6 +22,7 @@ from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
 from app.jobs.processes import ProcessVets
 from app.services.gating import Resolver, active_policy
+from app.services.hub_resolutions import SharedResolver
 from app.services.polling import poll_once
 from app.services.store import open_store
 from app.services.vetting import job_vet
@@ -74,8 +75,17 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
         if settings.job_isolation == "process":
             run = processes = ProcessVets(settings, processes=settings.job_workers, nice=settings.job_nice)
         jobs = InProcessQueue(store, metrics.observed(run), (policy.name, policy.sha256), workers=settings.job_workers)
-    return AppState(settings, store, jobs, policy, resolve or hub_resolver(settings), VersionProbe(store.engine),
-                    vet_processes=processes)
+    resolve = resolve or hub_resolver(settings)
+    shared = SharedResolver(resolve, store, ttl=settings.hub_resolve_ttl, failure_ttl=settings.hub_resolve_failure_ttl)
+    return AppState(settings, store, jobs, policy, resolve, VersionProbe(store.engine), vet_processes=processes,
+                    gate_resolve=shared)
+
+
+def stop_answers(app: FastAPI) -> None:
+    """The server is stopping (SIGTERM): gate answers still resolving references end now (app.cli.serve)."""
+    state: AppState | None = getattr(app.state, "hfvet", None)
+    if state is not None:
+        state.stopping.set()
 
 
 def hub_resolver(settings: Settings) -> Resolver:

@@ -96,6 +96,23 @@ class Settings(BaseSettings):
         "networks, `*` any, empty none. The rate limit's client address and the session cookie's Secure flag "
         "come from them; the default trusts a proxy on the same host.",
     )
+    hub_resolve_ttl: float = Field(
+        60, ge=0, le=3600, description="Seconds the gate reuses where the hub said a referenced repo's branch or "
+        "tag points (in the process, and for every replica through the store; 0: ask the hub every answer)."
+    )
+    hub_resolve_failure_ttl: float = Field(
+        10, ge=0, le=3600, description="Seconds the gate remembers that the hub could not resolve a referenced "
+        "branch or tag, so a failing hub is not asked again by every answer."
+    )
+    gate_hub_budget: int = Field(
+        64, ge=1, le=100_000, description="Branches and tags of referenced repos one gate answer may resolve "
+        "(a report naming more distinct references is refused unjudged); past it the commit is refused "
+        "(gate-hub-budget), never resolved further."
+    )
+    shutdown_timeout: float = Field(
+        10, gt=0, le=600, description="Seconds `hfvet serve` waits for requests in flight after SIGTERM before "
+        "cancelling them (gate answers still resolving stop at once)."
+    )
     queue: Literal["inprocess", "procrastinate"] = Field(
         "inprocess", description="Who runs vets: this server's threads, or `hfvet worker`s via procrastinate "
         "(PostgreSQL only; docs/deploy.md)."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -33,6 +34,9 @@ class AppState:
     version: VersionProbe  # the store's version, asked by the gate on every request for an exact commit
     gate_cache: GateCache = field(default_factory=GateCache)
     vet_processes: ProcessVets | None = None  # the in-process queue's vet processes (HFVET_JOB_ISOLATION=process)
+    # The gate's resolver of referenced branches: shared for HFVET_HUB_RESOLVE_TTL (app.services.hub_resolutions).
+    gate_resolve: Resolver | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)  # set on SIGTERM: answers stop resolving
     # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
     shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
 

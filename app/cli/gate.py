@@ -80,6 +80,7 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
 
     settings = Settings()  # first: a bad setting refuses before the store and the policy engine load
     from app.services.gating import active_policy, gate
+    from app.services.references import Bounds
     from app.services.store import open_store
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch
 
@@ -87,7 +88,8 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
     store = open_store(settings)
     try:
         return gate(repo, revision, store=store, policy=policy,
-                    resolve=lambda r, rev: resolve_revision(r, rev, HubClient.from_settings(settings)))
+                    resolve=lambda r, rev: resolve_revision(r, rev, HubClient.from_settings(settings)),
+                    bounds=Bounds(settings.gate_hub_budget))
     finally:
         store.close()
 

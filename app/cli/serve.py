@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import sys
-from typing import Annotated
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,8 +14,11 @@ from app.settings import Settings
 
 # How long the event loop may wait for the GIL while one of the server's threads runs Python (storing a
 # report, answering POST /vet): CPython's default is 5 ms, a quarter of the gate's p99 budget, and the soak
-# found those threads holding it ~60 ms a second while vets ran (docs/benchmarks.md §26).
+# found those threads holding it ~60 ms a second while vets ran (docs/benchmarks.md §26c).
 LOOP_GIL_WAIT_SECONDS = 0.001
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def serve(
@@ -38,10 +42,11 @@ def serve(
 
     X-Forwarded-For/-Proto are believed only from HFVET_FORWARDED_ALLOW_IPS (default 127.0.0.1,::1: a proxy
     on this host; empty: nobody); docs/deploy.md.
+
+    On SIGTERM, requests in flight get HFVET_SHUTDOWN_TIMEOUT seconds; gate answers still resolving
+    referenced repos' branches on the hub stop at once.
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
-
-    import uvicorn
 
     from app.api.header_limits import header_limited
     from app.server import create_app
@@ -55,9 +60,29 @@ def serve(
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
     sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log,
-                http=header_limited(settings.max_header_bytes, settings.max_headers),
-                proxy_headers=True, forwarded_allow_ips=proxies)
+    api = create_app(settings)
+    run_until_stopped(api, host=host, port=port, log_level="info", access_log=access_log,
+                      http=header_limited(settings.max_header_bytes, settings.max_headers),
+                      proxy_headers=True, forwarded_allow_ips=proxies,
+                      timeout_graceful_shutdown=settings.shutdown_timeout)
+
+
+def run_until_stopped(api: FastAPI, **config: Any) -> None:
+    """uvicorn.run, with SIGTERM/SIGINT also telling gate answers in flight to stop resolving (app.server).
+
+    uvicorn's graceful shutdown waits for requests in flight; one resolving thousands of references
+    would hold it for minutes, and the worker thread would keep the process alive after it.
+    """
+    import uvicorn
+
+    from app.server import stop_answers
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            stop_answers(api)
+            super().handle_exit(sig, frame)
+
+    Server(uvicorn.Config(api, **config)).run()
 
 
 def forwarded_allow_ips(value: str) -> list[str]:

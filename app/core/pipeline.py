@@ -20,7 +20,7 @@ from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
 from app.core.readcache import CachingSource
-from app.core.repo_refs import references_from
+from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, too_many_references
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.scanners.peers.corroboration import SKIPPED_CLEAN, PeersMode, peer_decision
@@ -44,6 +44,9 @@ PIPELINE_RULES = (
     RuleInfo(RULE_POLYGLOT, Severity.HIGH,
              "the file is well-formed in two formats (a safetensors or tar file that is also a pickle, a pickle "
              "with a zip appended): loaders disagree on what it holds; every reading is vetted"),
+    RuleInfo(TOO_MANY_RULE, Severity.HIGH,
+             f"the repo names more than {MAX_REFERENCES} other repos and revisions (configs' auto_map and "
+             "custom_pipelines, adapters, code, cards): more than a gate answer judges, so it cannot be approved"),
     RuleInfo(RULE_SYMLINK, Severity.INFO,
              "a local file reached through a symlink (the message names it; one leaving the snapshot is `read-error`)"),
 )
@@ -100,6 +103,8 @@ def vet(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, manifest.files))
     findings = [f for r in results for f in r.findings] + [f for check in repo_checks for f in check(manifest)]
+    references = references_from(findings)
+    findings += too_many_references(references, NAME)
     files = [r.report for r in results]
     decision = decide(manifest, findings, files)
     stats = Stats(len(files), manifest.total_bytes, source.bytes_read, round(time.monotonic() - started, 3))
@@ -112,7 +117,7 @@ def vet(
         stats=stats,
         scanners={s.name: s.version() for s in scanners},
         identity=dict(manifest.identity.facts),
-        references=references_from(findings),
+        references=references,
         closure=closure_from(findings),
     )
 

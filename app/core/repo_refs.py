@@ -9,11 +9,18 @@ so each is listed (from ``repo-reference`` findings) for the policy to require t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from app.core.findings import Finding, Severity
+from app.core.gate import is_commit
+
 REFERENCE_RULE = "repo-reference"
+TOO_MANY_RULE = "too-many-references"
+# Distinct (repo, revision) pairs a report may name and still be judged whole: each is a store read at
+# every gate answer, and a branch or tag a hub resolution (the gate's HFVET_GATE_HUB_BUDGET is 64 too).
+MAX_REFERENCES = 64
 
 
 @dataclass(frozen=True)
@@ -83,3 +90,24 @@ def references_from(findings: Iterable[_Named]) -> tuple[RepoReference, ...]:
             continue
         same.setdefault(ref.via, ref)
     return tuple(ref for vias in found.values() for ref in vias.values())
+
+
+def too_many_references(references: Sequence[RepoReference], scanner: str,
+                        limit: int = MAX_REFERENCES) -> list[Finding]:
+    """A high finding when ``references`` name more than ``limit`` distinct (repo, revision) pairs.
+
+    Such a list is more than the policy can judge at a gate answer (issue 25: 3,000 `custom_pipelines`
+    entries made every anonymous answer 3,000 hub requests); no loader needs it. It is put on the
+    file that names the first pair past the limit.
+    """
+    pairs: dict[tuple[str, str | None], RepoReference] = {}
+    for ref in references:
+        pairs.setdefault((ref.repo, ref.revision), ref)
+    if len(pairs) <= limit:
+        return []
+    first_past = list(pairs.values())[limit]
+    unpinned = sum(1 for ref in pairs.values() if not is_commit(ref.revision))
+    return [Finding(first_past.path, scanner, TOO_MANY_RULE, Severity.HIGH,
+                    f"the repo names {len(pairs)} other repos and revisions ({unpinned} by branch, tag or none), "
+                    f"more than the {limit} a gate answer judges: it cannot be judged whole",
+                    evidence=json.dumps({"references": len(pairs), "unpinned": unpinned, "limit": limit}))]

@@ -159,3 +159,20 @@ class WebhookDeliveryRow(Base):
     ref: Mapped[str] = mapped_column(String(300))
     new_sha: Mapped[str] = mapped_column(String(40))
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class HubResolutionRow(Base):
+    """Where a referenced repo's branch or tag pointed when a gate asked the hub, shared by every replica.
+
+    Read before the hub is asked and written after (app.db.hub_resolutions); a row older than the
+    gate's TTL (HFVET_HUB_RESOLVE_TTL) is not used. ``sha`` is None when the hub could not name a
+    commit (``error`` says why): a failure is kept too, for a shorter time, so a failing hub is not
+    asked again by every answer."""
+
+    __tablename__ = "hub_resolutions"
+
+    repo_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    revision: Mapped[str] = mapped_column(String(256), primary_key=True)
+    sha: Mapped[str | None] = mapped_column(String(40))
+    error: Mapped[str | None] = mapped_column(Text)
+    resolved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
-from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, decide_gate, is_commit
+from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
 from app.core.policy import LoadedPolicy, PolicyError, load_policy
+from app.core.policy.engine import reads_references
 from app.core.ports import SourceError
-from app.db.repository import manifest_of, reports_for, repos_written_since, store_version
+from app.core.repo_refs import RepoReference
+from app.db.repository import StoredReport, manifest_of, reports_for, repos_written_since, store_version
 from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError, InputError
@@ -22,7 +25,8 @@ from app.services.outcomes import Resolver as Resolver
 from app.services.outcomes import is_local_scan as is_local_scan
 from app.services.outcomes import outcome as outcome
 from app.services.outcomes import policy_outcome as policy_outcome
-from app.services.references import StoreJudge
+from app.services.outcomes import stored_references
+from app.services.references import Bounds, StoreJudge
 from app.settings import Settings
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
 
@@ -76,20 +80,23 @@ def active_policy(settings: Settings) -> LoadedPolicy:
         raise InputError(f"the active policy (HFVET_POLICY={settings.policy}) does not load: {exc}") from exc
 
 
-def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver) -> GateResult:
+def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
+         bounds: Bounds | None = None) -> GateResult:
     """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision).
 
     Referenced repos are judged now, against the store (and the hub for their branches), so a base
-    model approved after this repo's vet counts without a re-vet.
+    model approved after this repo's vet counts without a re-vet. ``bounds`` caps the branches and
+    tags one answer resolves (past the budget the commit is refused) and stops it when cancelled.
     """
     if is_commit(revision):
-        return gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
+        return gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds)
     with store.session() as session:
         stored = reports_for(session, repo, lean_under=policy.sha256)  # no findings decoded unless needed
         reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
-    judge = StoreJudge(store, policy, resolve)
-    outcomes = [outcome(r, policy, reviews.get(r.id), judge.of((repo, r.sha))) for r in stored]
+    judge = StoreJudge(store, policy, resolve, bounds=bounds)
+    outcomes = [_bounded(judge, r, policy, partial(outcome, r, policy, reviews.get(r.id), judge.of((repo, r.sha))))
+                for r in stored]
     answer = decide_gate(revision, head, outcomes)
     files: list[dict[str, Any]] = []
     if isinstance(answer, Approved):
@@ -98,7 +105,8 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     return GateResult(repo, revision, answer, policy, files, judge.asked_hub)
 
 
-def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver) -> GateResult:
+def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
+                bounds: Bounds | None = None) -> GateResult:
     """gate() for an exact commit: only its newest report counts (decide_gate), so only that one is read.
 
     A repo re-vetted hundreds of times costs one report per answer, not hundreds (the soak showed the
@@ -106,14 +114,46 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
     """
     with store.session() as session:
         newest = newest_of_commit(session, repo, sha, lean_under=policy.sha256)
-    judge = StoreJudge(store, policy, resolve)
-    outcomes = [] if newest is None else [outcome(newest[0], policy, newest[1], judge.of((repo, sha)))]
+    judge = StoreJudge(store, policy, resolve, bounds=bounds)
+    outcomes = [] if newest is None else [
+        _bounded(judge, newest[0], policy, partial(outcome, newest[0], policy, newest[1], judge.of((repo, sha))))]
     answer = decide_gate(sha, sha, outcomes)
     files: list[dict[str, Any]] = []
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, sha) or []
     return GateResult(repo, sha, answer, policy, files, judge.asked_hub, frozenset({repo, *judge.read_repos}))
+
+
+OVER_BUDGET = "gate-hub-budget"
+
+
+def _bounded(judge: StoreJudge, report: StoredReport, policy: LoadedPolicy, decide: Callable[[], Outcome]) -> Outcome:
+    """``decide()``'s outcome, or a refusal naming the budget when ``report`` names more references than
+    the budget (refused before any is judged: judging 3,000 costs seconds of CPU even with no hub call)
+    or when judging its references, and theirs, went past it.
+
+    References left unresolved count as not approved, but a policy need not be monotone in them, and
+    an answer that did not look at everything it names is not an answer: fail closed, say why.
+    """
+    budget = judge.budget
+    if budget is not None and reads_references(policy) and _distinct(stored_references(report)) > budget:
+        return _over_budget(Outcome(report.sha, False, report.verdict, (), report.decided_at, ""), budget)
+    before = judge.over_budget
+    decided = decide()
+    return decided if judge.over_budget == before else _over_budget(decided, budget)
+
+
+def _distinct(references: Sequence[RepoReference]) -> int:
+    return len({(r.repo, r.revision) for r in references})
+
+
+def _over_budget(decided: Outcome, budget: int | None) -> Outcome:
+    reason = (f"{OVER_BUDGET}: references exceed the gate's hub budget of {budget} per answer "
+              "(HFVET_GATE_HUB_BUDGET), so they were not all judged and the commit is not approved; pin fewer "
+              "references (a vet of such a repo reports too-many-references)")
+    return replace(decided, approved=False, verdict="reject", reasons=(reason, *decided.reasons),
+                   decided_by="gate (hub budget)")
 
 
 class GateCache:
@@ -186,10 +226,10 @@ class GateCache:
 
 
 def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
-                resolve: Resolver) -> GateResult:
+                resolve: Resolver, bounds: Bounds | None = None) -> GateResult:
     """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
     if not is_commit(revision):
-        return gate(repo, revision, store=store, policy=policy, resolve=resolve)
+        return gate(repo, revision, store=store, policy=policy, resolve=resolve, bounds=bounds)
     key = cache_key(repo, revision or "", policy)
     with store.engine.connect() as conn:
         version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
@@ -202,7 +242,7 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
             return hit
         result = _still_holds(cache, key, version, store)
         if result is None:
-            result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve)
+            result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds)
         if not result.asked_hub:
             cache.put(key, version, result)
     return result

@@ -9,7 +9,8 @@ judged in turn. Whatever cannot be known is not approved: an unresolvable revisi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from app.core.gate import Approved, decide_gate, is_commit
@@ -25,18 +26,48 @@ from app.services.outcomes import Resolver, outcome
 MAX_DEPTH = 3  # references of references of references; deeper ones are not approved
 DEFAULT_BRANCH = "main"  # what a loader fetches when a reference names no revision
 Commit = tuple[str, str]  # (repo id, 40-hex sha)
+DEFAULT_HUB_BUDGET = 64  # branch and tag resolutions one answer may make (HFVET_GATE_HUB_BUDGET)
+
+
+class Cancelled(HfvetError):
+    """The answer is no longer wanted (the client left, the server is stopping): resolving stopped."""
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The work one answer may do: ``budget`` branch or tag resolutions (None: no cap), and ``cancelled``,
+    asked before each, which ends the answer (``Cancelled``) once the caller no longer wants it."""
+
+    budget: int | None = DEFAULT_HUB_BUDGET
+    cancelled: Callable[[], bool] = _never
 
 
 class StoreJudge:
-    """Judges references against the store, once per (repo, commit) for the life of one call (a vet, a gate)."""
+    """Judges references against the store, once per (repo, commit) for the life of one call (a vet, a gate).
 
-    def __init__(self, store: Store, policy: LoadedPolicy, resolve: Resolver, *, max_depth: int = MAX_DEPTH) -> None:
+    At most ``bounds.budget`` distinct branches and tags are resolved, whether the hub or a cache
+    answers (so the answer does not depend on what happens to be cached); past it a reference is
+    not resolved (not approved) and ``over_budget`` counts it: the gate then refuses the answer.
+    """
+
+    def __init__(self, store: Store, policy: LoadedPolicy, resolve: Resolver, *, max_depth: int = MAX_DEPTH,
+                 bounds: Bounds | None = None) -> None:
         self._store, self._policy, self._resolve, self._max_depth = store, policy, resolve, max_depth
+        self._bounds = bounds or Bounds()
         self._heads: dict[tuple[str, str], str | None] = {}
         self._judged: dict[Commit, tuple[bool, bool]] = {}
         self._cuts = 0  # cycles and depth limits met: a result computed across one is not cached
         self.asked_hub = False  # a branch or tag was resolved (or failed): the answer holds only for now
+        self.over_budget = 0  # references left unresolved because the budget was spent
         self.read_repos: set[str] = set()  # whose reports and reviews were read: what the answer depends on
+
+    @property
+    def budget(self) -> int | None:
+        return self._bounds.budget
 
     def of(self, referrer: Commit | None) -> ReferenceJudge:
         """The judge of ``referrer``'s references (a chain leading back to it is a cycle)."""
@@ -59,6 +90,12 @@ class StoreJudge:
             return revision
         key = (repo, revision or DEFAULT_BRANCH)
         if key not in self._heads:
+            if self._bounds.cancelled():
+                raise Cancelled(f"stopped before resolving {repo}@{key[1]}: the answer is no longer wanted")
+            budget = self._bounds.budget
+            if budget is not None and len(self._heads) >= budget:
+                self.over_budget += 1
+                return None  # not resolved, not approved; the gate refuses the whole answer
             self.asked_hub = True
             try:
                 self._heads[key] = self._resolve(*key)

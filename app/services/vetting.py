@@ -126,9 +126,11 @@ def vet_remote(
     decide: DecideFn = default_decide
     if policy is not None:
         from app.core.policy.engine import make_decide
-        from app.services.references import StoreJudge  # the store's rules: only when a policy decides
+        from app.services.references import Bounds, StoreJudge  # the store's rules: only when a policy decides
 
-        judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub))
+        # The gate's budget: past it references count as not approved (the vet's too-many-references rejects).
+        judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub),
+                                                      bounds=Bounds(settings.gate_hub_budget))
         decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
     checks = [identity_check(store, repo_id)] if store is not None else []
     report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)

@@ -2,23 +2,33 @@
 
 A branch or tag the hub does not have is a 404 error (`revision-not-found`), a hub that does not
 answer a 503: neither is a gate answer, so neither carries one.
+
+An answer that judges referenced repos at their branches resolves them on the hub (through the
+shared, short-lived cache: app.services.hub_resolutions), at most HFVET_GATE_HUB_BUDGET per answer,
+and stops resolving when the client leaves or the server is stopping.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from app.api import metrics, validation
-from app.api.deps import ReaderDep, StateDep
+from app.api.deps import AppState, ReaderDep, StateDep
 from app.api.openapi import errors
 from app.api.schemas import ErrorOut, GateOut
 from app.core.gate import Approved, Moved, NotVetted
 from app.services.gating import GateResult, cached_gate
+from app.services.references import Bounds
 
 router = APIRouter(tags=["gate"])
+DISCONNECT_POLL = 0.25  # seconds between checks that the client is still there, while an answer is computed
 
 
 _ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -32,7 +42,8 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
 
 
 @router.get("/gate", response_model=None, responses=_ANSWERS | errors(401, 422, 503))
-def get_gate(
+async def get_gate(
+    request: Request,
     app: StateDep,
     _who: ReaderDep,
     repo: Annotated[str, Query(max_length=200, description=validation.REPO_RULES,
@@ -43,9 +54,34 @@ def get_gate(
 ) -> Any:
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
-    result = cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve)
+    left = threading.Event()
+    work = partial(cached_gate, app.gate_cache, repo, revision, store=app.store, policy=app.policy,
+                   resolve=app.gate_resolve or app.resolve, bounds=bounds(app, left))
+    result = await unless_abandoned(request, work, left)
     metrics.gate_answered(result.status)
     return gate_response(result)
+
+
+def bounds(app: AppState, left: threading.Event) -> Bounds:
+    """The answer's hub budget, and its end: the client left, or the server is stopping."""
+    return Bounds(app.settings.gate_hub_budget, lambda: left.is_set() or app.stopping.is_set())
+
+
+async def unless_abandoned(request: Request, work: partial[GateResult], left: threading.Event) -> GateResult:
+    """``work()`` on a worker thread, with ``left`` set once the client disconnects (or this request is
+    cancelled, as uvicorn does past its graceful-shutdown timeout): the judge then stops resolving.
+
+    Cancelling the request's task alone would not stop the thread; the event does, at its next resolution.
+    """
+    task = asyncio.ensure_future(run_in_threadpool(work))
+    try:
+        while not task.done():
+            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL)
+            if not done and await request.is_disconnected():
+                left.set()
+        return task.result()
+    finally:
+        left.set()
 
 
 def gate_response(result: GateResult) -> Response:
