@@ -17,7 +17,7 @@ from app.core.gate import Approved, decide_gate, is_commit
 from app.core.policy import LoadedPolicy
 from app.core.policy.facts import ReferenceFact, ReferenceJudge
 from app.core.ports import SourceError
-from app.core.repo_refs import RepoReference
+from app.core.repo_refs import MAX_REFERENCES, RepoReference
 from app.db.reviews import newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError
@@ -135,14 +135,24 @@ class Unresolved(NamedTuple):
 Wanted = tuple[str, str, str]  # (repo, revision as asked, 40-hex sha): what JobQueue.submit_all takes
 
 
-def reference_commits(document: dict[str, Any], resolve: Resolver) -> tuple[list[Wanted], list[Unresolved]]:
+class TooManyReferences(HfvetError):
+    """A report names more references than one request may resolve and queue (MAX_REFERENCES)."""
+
+
+def reference_commits(document: dict[str, Any], resolve: Resolver,
+                      limit: int = MAX_REFERENCES) -> tuple[list[Wanted], list[Unresolved]]:
     """The (repo, revision, sha) to vet for each reference a stored report lists, and those the hub cannot name.
 
     A reference without a revision is vetted at the default branch's commit, as a loader would fetch it.
+    More than ``limit`` distinct references raise TooManyReferences before the hub is asked: one request
+    must not turn into thousands of hub calls and vets (such a report is `too-many-references` anyway).
     """
     refs = document.get("references") or []
     wanted = dict.fromkeys((str(r["repo"]), str(r.get("revision") or DEFAULT_BRANCH))
                            for r in refs if isinstance(r, dict) and r.get("repo") and r["repo"] != document.get("repo"))
+    if len(wanted) > limit:
+        raise TooManyReferences(f"the report names {len(wanted)} other repos and revisions, more than the "
+                                f"{limit} one request resolves and queues; vet them one by one")
     commits: list[Wanted] = []
     unresolved: list[Unresolved] = []
     for repo, revision in wanted:

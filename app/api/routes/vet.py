@@ -15,7 +15,7 @@ from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
 from app.core.jobs import VetJob
 from app.db.repository import report_document
 from app.db.reviews import newest_report
-from app.services.references import reference_commits
+from app.services.references import TooManyReferences, reference_commits
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
@@ -37,6 +37,8 @@ JobId = Annotated[str, Path(description="`job.id` of POST /vet",
     202: {"description": "Queued or running: the job", "links": _LINKS},
     **errors(401, 403, 404, 422, 502, 503,
              s404="`repo-not-found`, `revision-not-found`: the hub has no such repo, branch or tag",
+             s422="`invalid-repo`, `invalid-revision`...; `too-many-references`: `with_references=1` for a report "
+             "naming more than 64 other repos and revisions (none is resolved or queued)",
              s502="`vet-failed`: the vet failed within `wait` (the error carries the job); `hub-error`, "
              "`hub-protocol-error`")})
 def post_vet(
@@ -76,7 +78,10 @@ def _queue_references(app: StateDep, report: dict[str, Any] | None, who: str) ->
     """Queue a vet of each repo ``report`` references (all or none: one transaction)."""
     if report is None:
         return ReferenceJobsOut(jobs=[], unresolved=[], pending=True)
-    wanted, unresolved = reference_commits(report, app.resolve)
+    try:
+        wanted, unresolved = reference_commits(report, app.resolve)
+    except TooManyReferences as exc:
+        raise ApiError(422, "too-many-references", str(exc)) from exc
     jobs = app.jobs.submit_all(wanted, requested_by=f"token:{who}") if wanted else []
     return ReferenceJobsOut(jobs=[JobOut.of(j) for j in jobs], pending=False,
                             unresolved=[UnresolvedOut(repo=u.repo, revision=u.revision, error=u.error)
