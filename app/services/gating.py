@@ -81,20 +81,23 @@ def active_policy(settings: Settings) -> LoadedPolicy:
 
 
 def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
-         bounds: Bounds | None = None) -> GateResult:
+         bounds: Bounds | None = None, references: Resolver | None = None) -> GateResult:
     """The gate's answer for ``repo`` at ``revision`` (None: the newest approved revision).
 
     Referenced repos are judged now, against the store (and the hub for their branches), so a base
     model approved after this repo's vet counts without a re-vet. ``bounds`` caps the branches and
     tags one answer resolves (past the budget the commit is refused) and stops it when cancelled.
+    ``resolve`` names the asked branch's head, always as the hub says it now; ``references`` (default:
+    ``resolve``) the referenced repos' branches, which the server answers from a short-lived shared cache.
     """
     if is_commit(revision):
-        return gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds)
+        return gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds,
+                           references=references)
     with store.session() as session:
         stored = reports_for(session, repo, lean_under=policy.sha256)  # no findings decoded unless needed
         reviews = effective_reviews(session, repo, stored) if stored else {}
     head = _head(repo, revision, resolve) if stored or revision else None
-    judge = StoreJudge(store, policy, resolve, bounds=bounds)
+    judge = StoreJudge(store, policy, references or resolve, bounds=bounds)
     outcomes = [_bounded(judge, r, policy, partial(outcome, r, policy, reviews.get(r.id), judge.of((repo, r.sha))))
                 for r in stored]
     answer = decide_gate(revision, head, outcomes)
@@ -106,7 +109,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
 
 
 def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
-                bounds: Bounds | None = None) -> GateResult:
+                bounds: Bounds | None = None, references: Resolver | None = None) -> GateResult:
     """gate() for an exact commit: only its newest report counts (decide_gate), so only that one is read.
 
     A repo re-vetted hundreds of times costs one report per answer, not hundreds (the soak showed the
@@ -114,7 +117,7 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
     """
     with store.session() as session:
         newest = newest_of_commit(session, repo, sha, lean_under=policy.sha256)
-    judge = StoreJudge(store, policy, resolve, bounds=bounds)
+    judge = StoreJudge(store, policy, references or resolve, bounds=bounds)
     outcomes = [] if newest is None else [
         _bounded(judge, newest[0], policy, partial(outcome, newest[0], policy, newest[1], judge.of((repo, sha))))]
     answer = decide_gate(sha, sha, outcomes)
@@ -226,10 +229,11 @@ class GateCache:
 
 
 def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
-                resolve: Resolver, bounds: Bounds | None = None) -> GateResult:
+                resolve: Resolver, bounds: Bounds | None = None, references: Resolver | None = None) -> GateResult:
     """gate(), answered from ``cache`` for an exact commit when nothing was stored since it was computed."""
     if not is_commit(revision):
-        return gate(repo, revision, store=store, policy=policy, resolve=resolve, bounds=bounds)
+        return gate(repo, revision, store=store, policy=policy, resolve=resolve, bounds=bounds,
+                    references=references)
     key = cache_key(repo, revision or "", policy)
     with store.engine.connect() as conn:
         version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
@@ -242,7 +246,8 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
             return hit
         result = _still_holds(cache, key, version, store)
         if result is None:
-            result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds)
+            result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds,
+                                 references=references)
         if not result.asked_hub:
             cache.put(key, version, result)
     return result

@@ -56,7 +56,7 @@ async def get_gate(
     revision = None if revision is None else validation.revision(revision)
     left = threading.Event()
     work = partial(cached_gate, app.gate_cache, repo, revision, store=app.store, policy=app.policy,
-                   resolve=app.gate_resolve or app.resolve, bounds=bounds(app, left))
+                   resolve=app.resolve, references=app.gate_resolve, bounds=bounds(app, left))
     result = await unless_abandoned(request, work, left)
     metrics.gate_answered(result.status)
     return gate_response(result)
