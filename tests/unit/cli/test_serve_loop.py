@@ -11,7 +11,6 @@ import sys
 from typing import Any
 
 import pytest
-import uvicorn
 
 import app.server
 from app.cli import serve as serve_cli
@@ -20,7 +19,8 @@ from app.cli import serve as serve_cli
 def test_serve_lets_the_loop_take_the_gil_back_within_a_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
     monkeypatch.setattr(app.server, "create_app", lambda settings: object())
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.setdefault("interval", sys.getswitchinterval()))
+    monkeypatch.setattr(serve_cli, "run_until_stopped",
+                        lambda *a, **k: seen.setdefault("interval", sys.getswitchinterval()))
     before = sys.getswitchinterval()
     try:
         serve_cli.serve(host="127.0.0.1", port=0, access_log=False)
