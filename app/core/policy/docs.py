@@ -198,6 +198,8 @@ def _variables_table() -> str:
         "`/`, `%`, `matches`, `map`, `filter`, map literals, escaped strings) makes the whole rule run on",
         "celpy, as does any value the fast path is not sure of (a missing key, mixed types): the same",
         "result, hundreds of times slower per list element. Over `findings` or `files`, prefer the subset.",
+        "(A compiled CEL library was measured as a replacement and not adopted: it gives `false` where",
+        "mixed types are an error here, and is slower per decision; docs/benchmarks.md §27.)",
         "",
     ])
 

@@ -8,6 +8,9 @@ It only answers when it is sure: anything outside the subset fails to compile (c
 runs the rule), and any value it is unsure about at run time (a missing key, mixed types, a
 non-bool condition, an overflow) raises `Unsure`, and celpy evaluates the rule from scratch.
 So a result differs from celpy's only if the subset itself is wrong, which tests compare.
+Not replaced by a compiled CEL library: common-expression-language 0.10.0 makes mixed-type
+comparisons `false` instead of an error (fail open) and converts the facts at every decision
+(docs/benchmarks.md §27, bench/cel_library.py).
 """
 
 from __future__ import annotations
