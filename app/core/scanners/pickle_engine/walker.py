@@ -34,9 +34,10 @@ from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torch_archive, torch_tar
-from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
+from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.torch_trust import StorageRef
 from app.core.scanners.pickle_engine.values import Value
+from app.core.scanners.pickle_engine.walk_state import RULE_LIMIT, PickleAnalysis, ReadMode
 
 RULE_UNREADABLE = "container-unreadable"
 RULE_DIFFERENTIAL = "parser-differential"
@@ -45,6 +46,10 @@ _ZFILE_LENGTH = len(hex(2**64))  # numpy_pickle_compat._MAX_LEN: the padded hex 
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
 # than the sniff window looks like text. Walked leniently (see analyze_pickles).
 LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
+_LENIENT = ReadMode(lenient=True)
+_LOADER_NAMED_TEXT = ReadMode(lenient=True, loader_named=True)
+_JOBLIB_COMPAT = ReadMode(joblib=True, joblib_compat=True)
+_NO_JOBLIB = ReadMode(joblib=False)  # another loader's unpickler runs (numpy's allow_pickle)
 _BLOB_FORMATS = ZIP_KINDS | {Format.SEVEN_Z}
 _STREAM_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.TAR}) | INFLATABLE | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
@@ -128,7 +133,7 @@ class ContainerWalker:
             return  # joblib fails before unpickling anything
         first = stream.read(1)
         payload = decompressed(_replay(b"" if first == b" " else first, stream), Format.ZLIB, self.limits)
-        self._analyze(payload, None, joblib=True, joblib_compat=True)
+        self._analyze(payload, None, mode=_JOBLIB_COMPAT)
         _drain(payload)
 
     def read_as(self, blob: Blob, fmt: str) -> None:
@@ -140,10 +145,10 @@ class ContainerWalker:
             self._guarded(None, lambda: self._zip(blob, None, 0))
 
     def _lenient(self, stream: BinaryIO) -> None:
-        self._analyze(stream, None, lenient=True)
+        self._analyze(stream, None, mode=_LENIENT)
 
     def _loader_named_text(self, stream: BinaryIO) -> None:
-        self._analyze(stream, None, lenient=True, loader_named=True)
+        self._analyze(stream, None, mode=_LOADER_NAMED_TEXT)
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
@@ -164,7 +169,7 @@ class ContainerWalker:
         elif fmt == Format.TAR:
             self._tar(stream, member, depth)
         elif fmt in LENIENT:
-            self._analyze(stream, member, lenient=True)
+            self._analyze(stream, member, mode=_LENIENT)
         elif fmt in INFLATABLE:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
@@ -208,14 +213,15 @@ class ContainerWalker:
         joblib = max_pickles is None and not self._in_torch_zip
         torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES or (
             self._torch_named and member is None)
-        result = self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib, torch_load=torch_load)
+        result = self._analyze(stream, member, max_pickles=max_pickles, mode=ReadMode(joblib=joblib),
+                               torch_load=torch_load)
         if self._in_torch_zip and member is not None and result.storages:
             self._torch_storages[member] = result.storages
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
         if header.has_object:  # an allow_pickle load unpickles the body with a plain pickle.load
-            self._analyze(stream, member, joblib=False)
+            self._analyze(stream, member, mode=_NO_JOBLIB)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
         payload = decompressed(stream, fmt, self.limits)
