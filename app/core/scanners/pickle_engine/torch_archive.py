@@ -37,8 +37,9 @@ from app.core.limits import Limits
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torchscript_code
 from app.core.scanners.pickle_engine import torchscript_ops as ts_ops
-from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch_pickle
+from app.core.scanners.pickle_engine.torch_pickle import read_torch_pickle
 from app.core.scanners.pickle_engine.torch_trust import RULE_SETITEM, StorageRef
+from app.core.scanners.pickle_engine.torch_unpickler import TorchPickle
 from app.core.scanners.pickle_engine.torchscript_ops import OpJudgement, OpRisk
 
 RULE_SYSTEM_OP = "torchscript-file-or-network-op"
