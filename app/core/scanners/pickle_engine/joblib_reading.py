@@ -77,8 +77,8 @@ class JoblibReading:
             layout = pickle_joblib.array_layout(attrs)
         except pickle_joblib.UnsizedArray as exc:
             self.state.add(RULE_JOBLIB_UNSIZED, Severity.HIGH,
-                      f"joblib.load reads array data after the BUILD at offset {op.pos} that hfvet cannot "
-                      f"size ({exc}); the joblib reading is not vetted past it", str(exc))
+                           f"joblib.load reads array data after the BUILD at offset {op.pos} that hfvet cannot "
+                           f"size ({exc}); the joblib reading is not vetted past it", str(exc))
             raise ReadingStops from None
         tail = self._frame_tail(reader)
         if layout.has_object:
