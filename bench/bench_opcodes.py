@@ -112,8 +112,8 @@ def _tensor(w: MemoWriter, key: str, shape: tuple[int, int]) -> None:
     w.fresh()
 
 
-def state_dict(tensors: int) -> bytes:
-    """A torch.save-style state dict pickle of ``tensors`` small BF16 matrices."""
+def state_dict(tensors: int, tiny: bool = False) -> bytes:
+    """A torch.save-style state dict pickle of ``tensors`` small BF16 matrices (``tiny``: 2 x 2 each)."""
     w = MemoWriter()
     w.global_("collections", "OrderedDict")
     w.out += b")R"
@@ -123,15 +123,18 @@ def state_dict(tensors: int) -> bytes:
         for i in range(start, min(start + _BATCH, tensors)):
             layer, proj = divmod(i, len(_PROJECTIONS))
             w.string(f"model.layers.{layer}.{_PROJECTIONS[proj]}.weight")
-            _tensor(w, str(i), (64 + i % 7, 128))
+            _tensor(w, str(i), (2, 2) if tiny else (64 + i % 7, 128))
         w.out += b"u"
     w.out += b"."
     return bytes(w.out)
 
 
 def torch_zip(tensors: int) -> tuple[bytes, bytes]:
-    """(the zip, its data.pkl): a stored PyTorch archive with one tiny storage per tensor."""
-    pkl = state_dict(tensors)
+    """(the zip, its data.pkl): a stored PyTorch archive with one tiny storage per tensor.
+
+    Each tensor is 2 x 2 BF16, the 8 bytes its record holds: a storage declaring more than its
+    record is a finding (torch-storage-size-mismatch), and the walk is meant to find nothing."""
+    pkl = state_dict(tensors, tiny=True)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         zf.writestr("archive/data.pkl", pkl)

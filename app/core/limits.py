@@ -22,8 +22,8 @@ takes ~1.2 GB (measured: four such headers peak at 1.5 GB, one at 1.3 GB).
 
 Bounds on what the analysis itself computes (constants in their modules): the pickle evaluator's
 helper results (``evaluate.MAX_RESULT`` 1 MiB each, ``MAX_EVALUATED`` 4 MiB per stream, each
-bounded before it runs), the Python constant folder (``constants.MAX_VALUE`` 64 KiB per value,
-``MAX_FOLDED_TOTAL`` 8 MiB per module), and a chat template's static render cost
+bounded before it runs), the Python constant folder (``fold_values.MAX_VALUE`` 64 KiB per value,
+``constants.MAX_FOLDED_TOTAL`` 8 MiB per module), and a chat template's static render cost
 (``jinja_cost.MAX_STEPS`` / ``MAX_CHARS`` 10^8 for 1,000 messages and 100 tools: past it, a
 ``template-render-cost`` finding).
 """

@@ -12,8 +12,7 @@ from app.core.limits import ReadBudgetExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
-from app.core.scanners.pickle_engine import analysis as ops
-from app.core.scanners.pickle_engine import joblib_reading
+from app.core.scanners.pickle_engine import analysis, calls, joblib_reading, load_events, torch_trust, walk_state
 from app.core.scanners.pickle_engine import torch_archive as torch_zip
 from app.core.scanners.pickle_engine.walker import RULE_DIFFERENTIAL, RULE_UNREADABLE, ContainerWalker
 
@@ -32,26 +31,26 @@ class PickleScanner:
         RuleInfo(RULE_DIFFERENTIAL, Severity.CRITICAL,
                  "torch.load reads other records than zipfile/tarfile show hfvet and the peer scanners: its "
                  "miniz zip reader disagrees, or a legacy-tar record is a link (torch's zip reading is walked too)"),
-        RuleInfo(ops.RULE_DANGEROUS, Severity.CRITICAL,
+        RuleInfo(load_events.RULE_DANGEROUS, Severity.CRITICAL,
                  "pickle imports a callable that runs code, touches the system or loads more objects"),
-        RuleInfo(ops.RULE_UNRESOLVED, Severity.CRITICAL,
+        RuleInfo(load_events.RULE_UNRESOLVED, Severity.CRITICAL,
                  "pickle import whose name is only known at load time (computed STACK_GLOBAL, EXT codes)"),
-        RuleInfo(ops.RULE_MUTATION, Severity.CRITICAL,
+        RuleInfo(calls.RULE_MUTATION, Severity.CRITICAL,
                  "pickle sets attributes or items on an imported module/class (attribute-injection gadget)"),
-        RuleInfo(ops.RULE_SUSPICIOUS_CALL, Severity.CRITICAL,
+        RuleInfo(calls.RULE_SUSPICIOUS_CALL, Severity.CRITICAL,
                  "a non-allowlisted callable is called with a command, code, system-path or URL argument"),
-        RuleInfo(ops.RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
+        RuleInfo(calls.RULE_UNSAFE_ARGUMENT, Severity.CRITICAL,
                  "an allowlisted callable that calls, instantiates or keeps its arguments receives a "
                  "non-allowlisted global"),
-        RuleInfo(ops.RULE_DYNAMIC_CALL, Severity.HIGH,
+        RuleInfo(calls.RULE_DYNAMIC_CALL, Severity.HIGH,
                  "pickle calls a callable it obtained at load time (getattr-style chain) or cannot resolve"),
-        RuleInfo(ops.RULE_UNKNOWN_CALL, Severity.HIGH,
+        RuleInfo(calls.RULE_UNKNOWN_CALL, Severity.HIGH,
                  "a load would call or instantiate a callable that is not on the allowlist"),
-        RuleInfo(ops.RULE_OBJECT_MUTATION, Severity.HIGH,
+        RuleInfo(calls.RULE_OBJECT_MUTATION, Severity.HIGH,
                  "a load would add items to, or setattr on, an object of a non-allowlisted class"),
-        RuleInfo(ops.RULE_BROKEN, Severity.HIGH,
+        RuleInfo(analysis.RULE_BROKEN, Severity.HIGH,
                  "pickle stream is broken or truncated (everything before the break still runs)"),
-        RuleInfo(ops.RULE_LIMIT, Severity.HIGH, "a scan limit was reached; the rest was not vetted"),
+        RuleInfo(walk_state.RULE_LIMIT, Severity.HIGH, "a scan limit was reached; the rest was not vetted"),
         RuleInfo(joblib_reading.RULE_JOBLIB_UNSIZED, Severity.HIGH,
                  "joblib.load would read array data hfvet cannot size from the dtype state; that reading "
                  "stops there (the plain pickle.load reading goes on)"),
@@ -65,7 +64,7 @@ class PickleScanner:
         RuleInfo(torch_zip.RULE_STORAGE_SIZE, Severity.CRITICAL,
                  "a torch zip storage declares more bytes than its record holds (out-of-bounds read before "
                  "torch 2.10)"),
-        RuleInfo(torch_zip.RULE_SETITEM, Severity.CRITICAL,
+        RuleInfo(torch_trust.RULE_SETITEM, Severity.CRITICAL,
                  "SETITEM(S) on a non-dict in a pickle torch.load reads (CVE-2026-24747; medium where only the "
                  "TorchScript unpickler reads it)"),
         RuleInfo(torch_zip.RULE_VIEW, Severity.CRITICAL,
@@ -80,14 +79,14 @@ class PickleScanner:
         RuleInfo(torch_zip.RULE_ARCHIVE, Severity.INFO, "a torch zip read as TorchScript"),
         RuleInfo(RULE_UNREADABLE, Severity.HIGH,
                  "archive or compressed container could not be read (corrupt, encrypted, unsupported)"),
-        RuleInfo(ops.RULE_UNKNOWN, Severity.MEDIUM,
+        RuleInfo(load_events.RULE_UNKNOWN, Severity.MEDIUM,
                  "pickle imports a global that is not on the allowlist of ordinary checkpoint globals"),
-        RuleInfo(ops.RULE_TEXT, Severity.LOW,
+        RuleInfo(analysis.RULE_TEXT, Severity.LOW,
                  "text that starts like pickle opcodes breaks before any call (text, not broken weights)"),
-        RuleInfo(ops.RULE_BROKEN_INERT, Severity.LOW,
+        RuleInfo(analysis.RULE_BROKEN_INERT, Severity.LOW,
                  "pickle stream that breaks before any import, call or BUILD: a loader fails there having run "
                  "nothing (raw bytes, a truncated header); a break after code ran is pickle-broken-stream"),
-        RuleInfo(ops.RULE_TRAILING, Severity.LOW, "non-pickle data follows the pickle stream (never unpickled)"),
+        RuleInfo(analysis.RULE_TRAILING, Severity.LOW, "non-pickle data follows the pickle stream (never unpickled)"),
         RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
     )
 
@@ -108,7 +107,7 @@ class PickleScanner:
         try:
             action(ContainerWalker(sink, ctx.limits), blob)
         except ReadBudgetExceeded as exc:
-            sink.add(ops.RULE_LIMIT, Severity.HIGH, f"scan limit reached: {exc}; the rest was not vetted",
+            sink.add(walk_state.RULE_LIMIT, Severity.HIGH, f"scan limit reached: {exc}; the rest was not vetted",
                      evidence=str(exc))
         except SourceError as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, str(exc), sink.findings)

@@ -1,21 +1,27 @@
 """The opcode loop for the opcodes ordinary checkpoints are made of, parsed in place.
 
-``analysis._Analyzer._step`` runs one opcode the general way: ``OpReader.next_op`` builds an
+The analyzer's ``step`` runs one opcode the general way: ``OpReader.next_op`` builds an
 ``Op``, ``PickleMachine.step`` dispatches on its name, then the analyzer looks at it. That costs
 several calls and an object per opcode. Here the opcodes a ``torch.save`` or ``pickle.dumps``
 state dict is made of are read from the reader's window by index and applied to the machine's
 stack and memo directly, with the counter in a local; an ``Op`` is built only for the opcodes
 that reach an event (a call, an import, a long constant). Anything else, an opcode whose bytes
 run past the window, and every case where the general path would raise (a short stack, a
-missing MARK, a bad memo key, undecodable text, an over-long argument) goes to ``_step`` for
+missing MARK, a bad memo key, undecodable text, an over-long argument) goes to ``step`` for
 that one opcode, so errors, offsets and findings are the general path's own.
+
+The loop sees the walk through public names only: the ``WalkState``, the machine (and its
+``events``, which judge what it finds) and the reader; ``step`` is handed in by the analyzer.
+``_window`` stays one long function on purpose: it is the measured hot loop (docs/benchmarks.md
+§8), where each call or attribute lookup per opcode shows, and ``test_fast_loop.py`` pins it
+against the general path opcode for opcode.
 """
 
 from __future__ import annotations
 
 import functools
 import struct
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from app.core.scanners.pickle_engine import calls, evaluate, nested
 from app.core.scanners.pickle_engine.catalog import canonical
@@ -31,9 +37,7 @@ from app.core.scanners.pickle_engine.values import (
     TupleVal,
     Value,
 )
-
-if TYPE_CHECKING:
-    from app.core.scanners.pickle_engine.analysis import _Analyzer
+from app.core.scanners.pickle_engine.walk_state import WalkState
 
 _U2 = struct.Struct("<H").unpack_from
 _U4 = struct.Struct("<I").unpack_from
@@ -46,32 +50,34 @@ _FIXED = {0x4E: Const(None), 0x88: Const(True), 0x89: Const(False)}
 _NONE = _FIXED[0x4E]
 _EMPTY_TUPLE = TupleVal(())
 _SNIFF = 256  # head bytes nested.cannot_hold_pickle looks at
-_LONGEST_FIXED = 8  # FRAME's length, the longest fixed-size argument (the window's last bytes go to _step)
+_LONGEST_FIXED = 8  # FRAME's length, the longest fixed-size argument (the window's last bytes go to step)
+
+Step = Callable[[PickleMachine, OpReader], bool]  # one opcode the general way; True at STOP
 
 
-def run(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
+def run(state: WalkState, machine: PickleMachine, reader: OpReader, step: Step) -> bool:
     """Run ``machine`` to its STOP (True), or until the joblib fork needs the general loop (False)."""
-    while not an._after_fork:
-        if _window(an, machine, reader):
+    while not state.after_fork:
+        if _window(state, machine, reader):
             return True
-        if an._step(machine, reader):  # the opcode the window could not take
+        if step(machine, reader):  # the opcode the window could not take
             return True
     return False
 
 
-def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
-    """Apply the opcodes of one window; True at STOP, False when the next one needs ``_step``.
+def _window(state: WalkState, machine: PickleMachine, reader: OpReader) -> bool:
+    """Apply the opcodes of one window; True at STOP, False when the next one needs ``step``.
 
     One if-chain, most frequent opcodes first; ``break`` hands the opcode at ``i`` on.
     """
     buf, first = reader.window()
     n = len(buf)
     base = reader.pos - first  # the stream offset of buf[0]
-    result = an.result
+    result = state.result
     count = result.opcodes
-    limit = an.limits.max_pickle_opcodes
+    limit = state.limits.max_pickle_opcodes
     if n - first > limit - count:
-        n = first + max(0, limit - count)  # each opcode takes a byte: past this, _step raises the limit
+        n = first + max(0, limit - count)  # each opcode takes a byte: past this, step raises the limit
     max_arg = reader.max_arg
     stack, memo, metastack = machine.stack, machine.memo, machine.metastack
     append = stack.append
@@ -137,12 +143,12 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                 except UnicodeDecodeError:
                     break
                 append(Const(text))
-                # Shorter text cannot hold a pickle; ASCII text is its own latin-1 bytes (analysis._as_bytes).
+                # Shorter text cannot hold a pickle; ASCII text is its own latin-1 bytes (load_events.as_bytes).
                 if len(text) >= nested.MIN_BYTES and not (
                         text.isascii() and nested.cannot_hold_pickle(buf[start : min(end, start + _SNIFF)])):
                     result.opcodes = count + 1
                     name = "BINUNICODE" if code == 0x58 else "SHORT_BINUNICODE"
-                    an._constant(Op(name, text, base + i), reader)
+                    machine.events.on_constant(Op(name, text, base + i), reader)
             elif code == 0x52:  # REDUCE
                 if len(stack) < 2:
                     break
@@ -157,7 +163,7 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                     result.opcodes = count + 1
                     op = Op("REDUCE", None, base + i)
                     append(machine.call(func, args, op))
-                    an._computed(op, stack[-1])
+                    machine.events.on_computed(op, stack[-1])
                 end = i + 1
             elif code == 0x74:  # TUPLE
                 if not metastack:
@@ -256,16 +262,16 @@ def _window(an: _Analyzer, machine: PickleMachine, reader: OpReader) -> bool:
                 end = i + 1
             elif code == 0x95:  # FRAME: the pure-Python unpickler reads it whole
                 end = i + 9
-                an._frame_end = base + end + _U8(buf, i + 1)[0]
+                state.frame_end = base + end + _U8(buf, i + 1)[0]
             elif code == 0x63:  # GLOBAL
-                end = _global(an, machine, buf, i, base, max_arg, count + 1)
+                end = _global(state, machine, buf, i, base, max_arg, count + 1)
                 if end < 0:
                     break
             elif code == 0x2E:  # STOP
                 if not stack:
                     break
                 machine.result = stack.pop()
-                if an._depth == 0:
+                if state.depth == 0:
                     result.value = machine.result
                 count += 1
                 i += 1
@@ -286,8 +292,9 @@ def _plain_call(module: str, name: str) -> bool:
     return calls.keeps_nothing_callable(module, name) and canonical(module, name) not in evaluate.HELPERS
 
 
-def _global(an: _Analyzer, machine: PickleMachine, buf: bytes, i: int, base: int, max_arg: int, count: int) -> int:
-    """GLOBAL's two text lines, if both are in ``buf``: the end offset, or -1 for ``_step``."""
+def _global(state: WalkState, machine: PickleMachine, buf: bytes, i: int, base: int, max_arg: int,
+            count: int) -> int:
+    """GLOBAL's two text lines, if both are in ``buf``: the end offset, or -1 for ``step``."""
     first = buf.find(b"\n", i + 1, i + 2 + max_arg)
     second = buf.find(b"\n", first + 1, first + 2 + max_arg) if first >= 0 else -1
     if second < 0:
@@ -296,9 +303,9 @@ def _global(an: _Analyzer, machine: PickleMachine, buf: bytes, i: int, base: int
         module, name = buf[i + 1 : first].decode("utf-8"), buf[first + 1 : second].decode("utf-8")
     except UnicodeDecodeError:
         return -1
-    an.result.opcodes = count
+    state.result.opcodes = count
     ref = GlobalRef(module, name)
-    an.on_global(ref, Op("GLOBAL", (module, name), base + i))
+    machine.events.on_global(ref, Op("GLOBAL", (module, name), base + i))
     machine.stack.append(ref)
     return second + 1
 

@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import BinaryIO
 
+from app.core.formats.detect import Format
+from app.core.formats.streams import decompressed
+from app.core.limits import Limits
 from app.core.scanners.pickle_engine.catalog import canonical
 from app.core.scanners.pickle_engine.numpy_dtype import UnsizedDtype, dtype_size
+from app.core.scanners.pickle_engine.recording import replayed
 from app.core.scanners.pickle_engine.values import (
     MAX_KEPT_ITEMS,
     Call,
@@ -191,3 +196,23 @@ def side_file(attrs: dict[str, Value]) -> tuple[str | None, bool]:
     parts = name.value.replace("\\", "/").split("/")
     escapes = name.value.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]
     return name.value, escapes
+
+
+ZFILE_PREFIX = b"ZF"  # joblib/compressor.py _ZFILE_PREFIX
+_ZFILE_LENGTH = len(hex(2**64))  # numpy_pickle_compat._MAX_LEN: the padded hex length field
+
+
+def zfile_payload(stream: BinaryIO, limits: Limits) -> BinaryIO | None:
+    """joblib < 0.9.3's container, which joblib.load still opens (``load_compatibility``): its payload.
+
+    ``read_zfile``: "ZF", the payload length in hex padded to 19 characters, an optional
+    space, then one zlib stream; ``ZipNumpyUnpickler`` unpickles it, reading side files for
+    NDArrayWrapper and no in-stream arrays. A header ``int(.., 16)`` rejects loads nothing (None).
+    """
+    header = stream.read(len(ZFILE_PREFIX) + _ZFILE_LENGTH)
+    try:
+        int(header[len(ZFILE_PREFIX):], 16)
+    except ValueError:
+        return None  # joblib fails before unpickling anything
+    first = stream.read(1)
+    return decompressed(replayed(b"" if first == b" " else first, stream), Format.ZLIB, limits)

@@ -11,13 +11,17 @@ from typing import Protocol
 from app.core.scanners.pickle_engine.catalog import canonical
 from app.core.scanners.pickle_engine.evaluate import EvalBudget, evaluate
 from app.core.scanners.pickle_engine.opcodes import HANDLERS
-from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op
+from app.core.scanners.pickle_engine.reader import SKIPPED, BrokenStream, Op, OpReader
 from app.core.scanners.pickle_engine.values import OPAQUE, PERSISTENT, Call, Const, GlobalRef, Value
 
 MAX_MEMO = 1_000_000  # beyond this, memo values are not kept (GET yields an opaque value)
 
 
 class Events(Protocol):
+    """What a walk is told. The machine's opcode handlers report imports, calls, mutations, BUILDs
+    and persistent ids; the opcode loops that drive the machine report the constants it pushed
+    (``on_constant``) and computed (``on_computed``), which may hold pickles of their own."""
+
     def on_global(self, ref: GlobalRef, op: Op) -> None: ...
 
     def on_unresolved(self, detail: str, op: Op) -> None: ...
@@ -29,6 +33,10 @@ class Events(Protocol):
     def on_build(self, target: Value, state: Value, op: Op) -> None: ...
 
     def on_persistent(self, pid: Value, pos: int) -> None: ...
+
+    def on_constant(self, op: Op, reader: OpReader) -> None: ...
+
+    def on_computed(self, op: Op, top: Value) -> None: ...
 
 
 _CONST_OPS = frozenset(

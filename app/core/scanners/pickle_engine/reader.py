@@ -12,13 +12,11 @@ import codecs
 import io
 import pickletools
 import struct
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
-from app.core.limits import LimitExceeded
-from app.core.membudget import SMALL_BUFFER
+from app.core.scanners.pickle_engine.recording import Recorder
 
 _SKIP_CHUNK = 1 << 20
 WINDOW = 64 * 1024  # bytes an in-memory stream shows the fast opcode loop at a time
@@ -160,13 +158,14 @@ class OpReader:
         """A way to read the bytes from here again once this reader is done with the stream.
 
         A seekable stream seeks back. A forward-only one (a decompressed stream) is recorded
-        from here on, in memory up to ``SMALL_BUFFER`` and on disk beyond, at most ``cap`` bytes.
+        from here on (``recording.Recorder``), in memory up to ``SMALL_BUFFER`` and on disk beyond, at
+        most ``cap`` bytes.
         """
         start, kept = self.pos, self._pushback
         if self._seekable:
             offset = self._f.tell() - len(kept)
             return Rewind(lambda: self._reopened(self._f, offset, start), lambda: None)
-        recorder = _Recorder(self._f, kept, cap)
+        recorder = Recorder(self._f, kept, cap)
         self._f = recorder  # type: ignore[assignment]
         self._peek = None  # the recording sees every byte through read()
         return Rewind(lambda: self._reopened(recorder.replay(), None, start), recorder.discard)
@@ -276,61 +275,6 @@ class OpReader:
 class Rewind:
     open: Callable[[], OpReader]
     close: Callable[[], None]  # drops the recording, if any
-
-
-class _Recorder(io.RawIOBase):
-    """Passes reads through and keeps a copy of them, for a second reading of the same bytes."""
-
-    def __init__(self, source: BinaryIO, already: bytes, cap: int) -> None:
-        self._source = source
-        self._copy = tempfile.SpooledTemporaryFile(max_size=SMALL_BUFFER)  # noqa: SIM115 - lives with the reader
-        self._copy.write(already)
-        self._kept = len(already)
-        self._cap = cap
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._source.read(n)
-        self._kept += len(data)
-        if self._kept <= self._cap:
-            self._copy.write(data)
-        return data
-
-    def readline(self, limit: int = -1) -> bytes:  # type: ignore[override]
-        line = self._source.readline(limit)
-        self._kept += len(line)
-        if self._kept <= self._cap:
-            self._copy.write(line)
-        return line
-
-    def discard(self) -> None:
-        self._copy.close()
-
-    def replay(self) -> BinaryIO:
-        """The recorded bytes, then the rest of the source, as one stream."""
-        if self._kept > self._cap:
-            raise LimitExceeded(f"the second reading needs more than {self._cap} bytes read again")
-        self._copy.seek(0)
-        return io.BufferedReader(_Chain(self._copy, self._source))  # type: ignore[arg-type]
-
-
-class _Chain(io.RawIOBase):
-    def __init__(self, first: BinaryIO, second: BinaryIO) -> None:
-        self._parts = [first, second]
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while self._parts:
-            data = self._parts[0].read(len(buffer))
-            if data:
-                buffer[: len(data)] = data
-                return len(data)
-            self._parts.pop(0)
-        return 0
 
 
 def _decode(data: bytes, how: str) -> object:

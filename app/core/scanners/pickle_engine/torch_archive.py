@@ -37,8 +37,9 @@ from app.core.limits import Limits
 from app.core.ports import Blob
 from app.core.scanners.pickle_engine import torchscript_code
 from app.core.scanners.pickle_engine import torchscript_ops as ts_ops
-from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch_pickle
-from app.core.scanners.pickle_engine.torch_trust import StorageRef
+from app.core.scanners.pickle_engine.torch_pickle import read_torch_pickle
+from app.core.scanners.pickle_engine.torch_trust import RULE_SETITEM, StorageRef
+from app.core.scanners.pickle_engine.torch_unpickler import TorchPickle
 from app.core.scanners.pickle_engine.torchscript_ops import OpJudgement, OpRisk
 
 RULE_SYSTEM_OP = "torchscript-file-or-network-op"
@@ -47,7 +48,6 @@ RULE_REFUSED = "torchscript-refused-construct"
 RULE_UNREADABLE_CODE = "torchscript-unreadable-code"
 RULE_ARCHIVE = "torchscript-archive"
 RULE_STORAGE_SIZE = "torch-storage-size-mismatch"
-RULE_SETITEM = "torch-setitem-non-dict"
 RULE_VIEW = "torchscript-tensor-out-of-bounds"
 
 _RISK_RULES = {OpRisk.SYSTEM: (RULE_SYSTEM_OP, Severity.CRITICAL), OpRisk.CUSTOM: (RULE_CUSTOM_OP, Severity.HIGH),

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from app.core.scanners.pickle_engine.values import Call, Const, GlobalRef, ListVal, Persistent, TupleVal, Value
 
+RULE_SETITEM = "torch-setitem-non-dict"  # critical where torch.load reads it, medium in TorchScript
+
 # torch's tensor rebuild helpers: their result is a tensor (torch/_utils.py, torch/_tensor.py).
 TENSOR_PREFIXES = ("torch._utils._rebuild_", "torch._tensor._rebuild_")
 

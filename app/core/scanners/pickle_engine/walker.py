@@ -12,7 +12,7 @@ import re
 import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from app.core.findings import FindingSink, Severity
 from app.core.formats import numpy_format, zip_differential, zip_reader
@@ -33,18 +33,23 @@ from app.core.formats.zip_reader import ZipMember
 from app.core.limits import LimitExceeded, Limits, ReadBudgetExceeded
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import Blob
-from app.core.scanners.pickle_engine import torch_archive, torch_tar
-from app.core.scanners.pickle_engine.analysis import RULE_LIMIT, PickleAnalysis, analyze_pickles
+from app.core.scanners.pickle_engine import joblib_format, torch_archive, torch_tar
+from app.core.scanners.pickle_engine.analysis import analyze_pickles
+from app.core.scanners.pickle_engine.recording import replayed
 from app.core.scanners.pickle_engine.torch_trust import StorageRef
 from app.core.scanners.pickle_engine.values import Value
+from app.core.scanners.pickle_engine.walk_state import RULE_LIMIT, PickleAnalysis, ReadMode
 
 RULE_UNREADABLE = "container-unreadable"
 RULE_DIFFERENTIAL = "parser-differential"
-ZFILE_PREFIX = b"ZF"  # joblib/compressor.py _ZFILE_PREFIX
-_ZFILE_LENGTH = len(hex(2**64))  # numpy_pickle_compat._MAX_LEN: the padded hex length field
 # Content that did not sniff as anything: a protocol-0/1 pickle whose first argument is longer
 # than the sniff window looks like text. Walked leniently (see analyze_pickles).
 LENIENT = frozenset({Format.TEXT, Format.UNKNOWN})
+_PLAIN = ReadMode()
+_LENIENT = ReadMode(lenient=True)
+_LOADER_NAMED_TEXT = ReadMode(lenient=True, loader_named=True)
+_JOBLIB_COMPAT = ReadMode(joblib=True, joblib_compat=True)
+_NO_JOBLIB = ReadMode(joblib=False)  # another loader's unpickler runs (numpy's allow_pickle)
 _BLOB_FORMATS = ZIP_KINDS | {Format.SEVEN_Z}
 _STREAM_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.NUMPY, Format.TAR}) | INFLATABLE | LENIENT
 _PICKLE_NAME = re.compile(r"\.(pkl|pickle)$", re.IGNORECASE)
@@ -95,14 +100,15 @@ class ContainerWalker:
         """Opcodes walked in all of the file's pickle streams."""
         return sum(c.opcodes for c in self.opcode_counts)
 
-    def _analyze(self, stream: BinaryIO, member: str | None, **options: Any) -> PickleAnalysis:
-        result = analyze_pickles(stream, self.sink, self.limits, member=member, **options)
+    def _analyze(self, stream: BinaryIO, member: str | None, max_pickles: int | None = None,
+                 mode: ReadMode = _PLAIN, torch_load: bool = False) -> PickleAnalysis:
+        result = analyze_pickles(stream, self.sink, self.limits, member, max_pickles, mode, torch_load=torch_load)
         self.opcode_counts.append(OpcodeCount(member, result.opcodes, not (result.broken or result.limit_hit)))
         return result
 
     def scan(self, blob: Blob, fmt: str, name: str = "") -> None:
         """Walk a top-level file of the sniffed format ``fmt``, named ``name`` in the repo."""
-        if fmt in LENIENT and open_blob(blob).read(len(ZFILE_PREFIX)) == ZFILE_PREFIX:
+        if fmt in LENIENT and open_blob(blob).read(len(joblib_format.ZFILE_PREFIX)) == joblib_format.ZFILE_PREFIX:
             self._guarded(None, lambda: self._joblib_zfile(open_blob(blob)))
             return
         if fmt in LENIENT and _LOADER_NAME.search(name):
@@ -115,21 +121,11 @@ class ContainerWalker:
         self._guarded(None, lambda: self._walk_blob(blob, fmt, None, 0))
 
     def _joblib_zfile(self, stream: BinaryIO) -> None:
-        """joblib < 0.9.3's container, which joblib.load still opens (``load_compatibility``).
-
-        ``read_zfile``: "ZF", the payload length in hex padded to 19 characters, an optional
-        space, then one zlib stream; ``ZipNumpyUnpickler`` unpickles it, reading side files for
-        NDArrayWrapper and no in-stream arrays. A header ``int(.., 16)`` rejects loads nothing.
-        """
-        header = stream.read(len(ZFILE_PREFIX) + _ZFILE_LENGTH)
-        try:
-            int(header[len(ZFILE_PREFIX):], 16)
-        except ValueError:
-            return  # joblib fails before unpickling anything
-        first = stream.read(1)
-        payload = decompressed(_replay(b"" if first == b" " else first, stream), Format.ZLIB, self.limits)
-        self._analyze(payload, None, joblib=True, joblib_compat=True)
-        _drain(payload)
+        """joblib < 0.9.3's container: ``ZipNumpyUnpickler`` unpickles its zlib payload."""
+        payload = joblib_format.zfile_payload(stream, self.limits)
+        if payload is not None:
+            self._analyze(payload, None, mode=_JOBLIB_COMPAT)
+            _drain(payload)
 
     def read_as(self, blob: Blob, fmt: str) -> None:
         """Another reading of a top-level file: pickles from offset 0 (walked leniently: bytes that
@@ -140,10 +136,10 @@ class ContainerWalker:
             self._guarded(None, lambda: self._zip(blob, None, 0))
 
     def _lenient(self, stream: BinaryIO) -> None:
-        self._analyze(stream, None, lenient=True)
+        self._analyze(stream, None, mode=_LENIENT)
 
     def _loader_named_text(self, stream: BinaryIO) -> None:
-        self._analyze(stream, None, lenient=True, loader_named=True)
+        self._analyze(stream, None, mode=_LOADER_NAMED_TEXT)
 
     # -- dispatch
     def _walk_blob(self, blob: Blob, fmt: str, member: str | None, depth: int) -> None:
@@ -164,7 +160,7 @@ class ContainerWalker:
         elif fmt == Format.TAR:
             self._tar(stream, member, depth)
         elif fmt in LENIENT:
-            self._analyze(stream, member, lenient=True)
+            self._analyze(stream, member, mode=_LENIENT)
         elif fmt in INFLATABLE:
             self._compressed(stream, fmt, member, depth)
         elif fmt in _BLOB_FORMATS:
@@ -200,7 +196,7 @@ class ContainerWalker:
         """The entry's content from its first byte again, without reopening what fit in the head."""
         if len(head) < HEAD_BYTES:
             return io.BytesIO(head)  # head_of stopped at the end: the head is the whole member
-        return entry.open_stream() if entry.reopenable else _replay(head, stream)
+        return entry.open_stream() if entry.reopenable else replayed(head, stream)
 
     # -- formats
     def _pickles(self, stream: BinaryIO, member: str | None, max_pickles: int | None) -> None:
@@ -208,14 +204,15 @@ class ContainerWalker:
         joblib = max_pickles is None and not self._in_torch_zip
         torch_load = bool(self._in_torch_zip) or max_pickles == LEGACY_TORCH_PICKLES or (
             self._torch_named and member is None)
-        result = self._analyze(stream, member, max_pickles=max_pickles, joblib=joblib, torch_load=torch_load)
+        result = self._analyze(stream, member, max_pickles=max_pickles, mode=ReadMode(joblib=joblib),
+                               torch_load=torch_load)
         if self._in_torch_zip and member is not None and result.storages:
             self._torch_storages[member] = result.storages
 
     def _npy(self, stream: BinaryIO, member: str | None) -> None:
         header = numpy_format.read_header(stream)
         if header.has_object:  # an allow_pickle load unpickles the body with a plain pickle.load
-            self._analyze(stream, member, joblib=False)
+            self._analyze(stream, member, mode=_NO_JOBLIB)
 
     def _compressed(self, stream: BinaryIO, fmt: str, member: str | None, depth: int) -> None:
         payload = decompressed(stream, fmt, self.limits)
@@ -228,7 +225,7 @@ class ContainerWalker:
             self.sink.add(RULE_UNREADABLE, Severity.LOW, f"looks like zlib data but does not inflate: {exc}",
                           member=member, evidence=str(exc)[:300])
             return
-        entry = Entry(member or "", -1, lambda: _replay(head, payload), reopenable=False)
+        entry = Entry(member or "", -1, lambda: replayed(head, payload), reopenable=False)
         self._entry(entry, depth)
         _drain(payload)  # what was not walked is still judged: a bomb is found, not sniffed past
 
@@ -342,7 +339,7 @@ class ContainerWalker:
                 raise torch_tar.RecordsEnd
             return result.value
 
-        torch_tar.walk_records(_replay(b"", handle), kind, one_pickle, self.limits.max_archive_members)
+        torch_tar.walk_records(replayed(b"", handle), kind, one_pickle, self.limits.max_archive_members)
 
     # -- helpers
     def _capped(self, members: list[ZipMember], member: str | None) -> list[ZipMember]:
@@ -397,27 +394,3 @@ def _child(member: str | None, name: str) -> str:
 def _drain(stream: BinaryIO) -> None:
     while stream.read(CHUNK):
         pass
-
-
-def _replay(head: bytes, rest: BinaryIO) -> BinaryIO:
-    """A stream that yields the sniffed head again, then the remainder."""
-    return io.BufferedReader(_Replay(head, rest))
-
-
-class _Replay(io.RawIOBase):
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.core.scanners.python_code import names as pn
+from app.core.scanners.python_code.call_args import PERSISTENCE, kwarg, outside_path, safe_load_call, write_target
 from app.core.scanners.python_code.load_time import load_time_functions, reachable_from
 from app.core.scanners.python_code.modern_syntax import parse_module
 from app.core.scanners.python_code.names import Names, is_computed_string, literal_str
@@ -25,18 +26,6 @@ BLOB_MIN_CHARS = 256
 MAX_INNER_DEPTH = 3  # exec("...") literals are parsed and walked this deep
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
-# Places whose contents run later on their own: shell start-up, Python start-up, cron, services.
-_PERSISTENCE = re.compile(
-    r"\.bashrc|\.bash_profile|\.bash_login|(?:^|[/\\])\.profile$|\.zshrc|\.zprofile|site-packages"
-    r"|dist-packages|sitecustomize|usercustomize|\.ssh(?:[/\\]|$)|^/etc/|crontab|/var/spool/cron"
-    r"|LaunchAgents|LaunchDaemons|systemd/user|Start Menu|[/\\]autostart",
-    re.IGNORECASE,
-)
-_ABSOLUTE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)")
-_HARMLESS_PATHS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
-_WRITE_METHODS = {"write_text", "write_bytes", "symlink_to", "hardlink_to", "touch"}
-_COPY_FUNCS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
-               "os.rename", "os.replace", "os.symlink", "os.link"}
 _INTERPRETER = re.compile(r"^(?:(?:ba|da|z|k|c|tc|fi)?sh|env|python[\d.]*|pypy[\d.]*|perl|ruby|node|deno|bun|php|lua"
                           r"|powershell|pwsh|cmd(?:\.exe)?|osascript|busybox|xargs|nohup|sudo|exec)$")
 # Environment variables that make the dynamic linker load a library into every new process.
@@ -212,10 +201,10 @@ class _Walker(ast.NodeVisitor):
 
     def _fixed_program(self, node: ast.Call) -> bool:
         """The program is a constant and no shell parses the rest: ``run(["ffmpeg", "-i", path])``."""
-        shell = _kwarg(node, "shell")
+        shell = kwarg(node, "shell")
         if shell is not None and not (isinstance(shell, ast.Constant) and shell.value is False):
             return False
-        first = node.args[0] if node.args else _kwarg(node, "args")
+        first = node.args[0] if node.args else kwarg(node, "args")
         if isinstance(first, ast.Name):  # cmd = ["ffmpeg", ...]; run(cmd)
             first = self.names.constants.binding(first.id) or first
         rest: list[ast.expr] = []
@@ -303,10 +292,10 @@ class _Walker(ast.NodeVisitor):
         return False
 
     def _foreign_repo(self, node: ast.Call, func: str) -> None:
-        repo_arg = node.args[0] if node.args else _kwarg(node, "repo_id", "pretrained_model_name_or_path")
+        repo_arg = node.args[0] if node.args else kwarg(node, "repo_id", "pretrained_model_name_or_path")
         folded = self.names.constants.text(repo_arg) if repo_arg is not None else None
         repo = str(folded.value) if folded is not None else None
-        remote = _kwarg(node, "trust_remote_code")
+        remote = kwarg(node, "trust_remote_code")
         remote_value = self.names.constants.fold(remote) if remote is not None else None
         trusts = (isinstance(remote, ast.Constant) and remote.value is True) or (
             remote_value is not None and bool(remote_value.value))
@@ -325,7 +314,7 @@ class _Walker(ast.NodeVisitor):
     def _deserialize(self, node: ast.Call, func: str) -> bool:
         if not pn.is_deserialize(func):
             return False
-        if _safe_load_call(node, func):
+        if safe_load_call(node, func):
             return True
         label = label_of_args(node, self.names, self.tainted)
         self.add("exec-fetched" if label == "fetched" else "deserialize", node, _described(func))
@@ -340,12 +329,12 @@ class _Walker(ast.NodeVisitor):
         return True
 
     def _write(self, node: ast.Call, func: str) -> bool:
-        target = _write_target(node, func)
+        target = write_target(node, func)
         if target is None:
             return False
-        where = _outside_path(target, self.names)
+        where = outside_path(target, self.names)
         if where:
-            self.add("persistence" if _PERSISTENCE.search(where) else "write-outside", node, where)
+            self.add("persistence" if PERSISTENCE.search(where) else "write-outside", node, where)
         return True
 
 
@@ -363,68 +352,6 @@ def _forwards_own_repo(node: ast.AST) -> bool:
 def _forwards_flag(node: ast.AST) -> bool:
     """The caller's own trust_remote_code choice, passed on unchanged."""
     return isinstance(node, ast.Name | ast.Attribute | ast.Call) and "trust_remote_code" in ast.unparse(node)
-
-
-def _kwarg(node: ast.Call, *keys: str) -> ast.expr | None:
-    return next((k.value for k in node.keywords if k.arg in keys), None)
-
-
-def _safe_load_call(node: ast.Call, func: str) -> bool:
-    """Torch loads with weights_only=True, numpy loads without allow_pickle, yaml loads with SafeLoader."""
-    if func == "torch.load":
-        flag = _kwarg(node, "weights_only")
-        return isinstance(flag, ast.Constant) and flag.value is True
-    if func == "numpy.load":
-        flag = _kwarg(node, "allow_pickle")
-        return not (isinstance(flag, ast.Constant) and flag.value is True)
-    if func == "yaml.load":
-        loader = _kwarg(node, "Loader") or (node.args[1] if len(node.args) > 1 else None)
-        return loader is not None and "Safe" in ast.unparse(loader)
-    return False
-
-
-def _write_target(node: ast.Call, func: str) -> ast.expr | None:
-    """The path expression a call writes to, or None when the call does not write a file."""
-    if func in ("open", "io.open", "codecs.open"):
-        mode = node.args[1] if len(node.args) > 1 else _kwarg(node, "mode")
-        text = literal_str(mode) if mode is not None else "r"
-        writes = text is None or any(c in text for c in "wax+")
-        return node.args[0] if writes and node.args else None
-    if func in _COPY_FUNCS and len(node.args) >= 2:
-        return node.args[1]
-    if isinstance(node.func, ast.Attribute) and node.func.attr in _WRITE_METHODS:
-        return node.func.value
-    return None
-
-
-def _outside_path(node: ast.AST, names: Names) -> str | None:
-    """Why a path expression points outside the model directory (home, site-packages, /etc...)."""
-    for sub in ast.walk(node):
-        text = literal_str(sub)
-        if text and _PERSISTENCE.search(text):
-            return text[:120]
-        if isinstance(sub, ast.Call | ast.Attribute | ast.Name):
-            name = names.qualname(sub.func if isinstance(sub, ast.Call) else sub)
-            if name in pn.HOME_OR_SITE or (name or "").endswith("Path.home"):
-                return ast.unparse(node)[:120]
-    root = _path_root(node)
-    if root and root not in _HARMLESS_PATHS and _ABSOLUTE.match(root):
-        return root[:120]
-    return None
-
-
-def _path_root(node: ast.AST) -> str | None:
-    """The literal a path expression starts with: "/etc" in f"/etc/{x}", os.path.join("/etc", x)..."""
-    for _ in range(8):
-        if isinstance(node, ast.JoinedStr):
-            node = node.values[0] if node.values else node
-        elif isinstance(node, ast.BinOp):
-            node = node.left
-        elif isinstance(node, ast.Call) and node.args:
-            node = node.args[0]
-        else:
-            break
-    return literal_str(node)
 
 
 def _is_main_guard(test: ast.expr) -> bool:

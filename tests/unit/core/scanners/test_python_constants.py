@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from app.core.scanners.python_code.constants import MAX_VALUE
+from app.core.scanners.python_code.fold_values import MAX_VALUE
 from app.core.scanners.python_code.names import Names
 
 

@@ -26,6 +26,7 @@ from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.catalog import Verdict, classify
+from app.core.scanners.pickle_engine.walk_state import ReadMode
 from app.core.scanners.pickle_engine.walker import ContainerWalker
 from app.sources.local import LocalSource
 from tests.samples.text_shapes import SHAPES
@@ -117,7 +118,7 @@ def test_a_cut_head_that_breaks_before_its_last_line_is_text() -> None:
 
 def _lenient(data: bytes) -> list[tuple[str, str]]:
     sink = FindingSink("labels.txt", "hfvet-pickle")
-    analyze_pickles(io.BytesIO(data), sink, Limits(), lenient=True)
+    analyze_pickles(io.BytesIO(data), sink, Limits(), mode=ReadMode(lenient=True))
     return [(f.rule, f.severity.value) for f in sink.findings]
 
 

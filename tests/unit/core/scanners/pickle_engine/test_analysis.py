@@ -9,7 +9,8 @@ import pytest
 
 from app.core.findings import FindingSink, Severity
 from app.core.limits import Limits, ReadBudgetExceeded
-from app.core.scanners.pickle_engine.analysis import PickleAnalysis, analyze_pickles
+from app.core.scanners.pickle_engine.analysis import analyze_pickles
+from app.core.scanners.pickle_engine.walk_state import PickleAnalysis, ReadMode
 from tests.samples import hostile
 from tests.samples import opcodes as op
 
@@ -218,12 +219,12 @@ def test_legacy_torch_pickle_hidden_from_the_sniffer_is_walked() -> None:
 
 def test_lenient_walk_that_hits_a_limit_is_not_quiet() -> None:
     data = _hidden(b"I1\n0" * 200 + hostile.hostile_p0_body())  # the import lies past the opcode limit
-    analysis, findings = run(data, Limits(max_pickle_opcodes=100), lenient=True)
+    analysis, findings = run(data, Limits(max_pickle_opcodes=100), mode=ReadMode(lenient=True))
     assert analysis.limit_hit and findings == [("limit-exceeded", "high")]
 
 
 def test_lenient_walk_of_text_without_imports_is_quiet() -> None:
-    analysis, findings = run(b"I1\n0" * 20 + b"just some text\n", lenient=True)
+    analysis, findings = run(b"I1\n0" * 20 + b"just some text\n", mode=ReadMode(lenient=True))
     assert analysis.broken and findings == []
 
 

@@ -1,9 +1,9 @@
 """The fast opcode loop against the general one: same findings, counts and failure points.
 
 ``fast_loop`` parses the common opcodes in place and hands every other case to the general
-path (``_Analyzer._step``). Each sample here is walked three ways: as shipped, with the fast
-loop switched off, and with a 7-byte window (so that nearly every argument straddles a window
-edge); all three must agree on every field of every finding.
+path (``_Analyzer._step``, handed to ``fast_loop.run`` as ``step``). Each sample here is walked
+three ways: as shipped, with the fast loop switched off, and with a 7-byte window (so that nearly
+every argument straddles a window edge); all three must agree on every field of every finding.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> Iterator[Walk]:
         limits = limits or Limits()
         shipped = _outcome(data, limits, **kwargs)
         with monkeypatch.context() as patch:
-            patch.setattr(fast_loop, "run", lambda an, machine, rd: False)
+            patch.setattr(fast_loop, "run", lambda state, machine, rd, step: False)
             general = _outcome(data, limits, **kwargs)
         with monkeypatch.context() as patch:
             patch.setattr(reader, "WINDOW", 7)

@@ -28,6 +28,7 @@ from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import HEAD_BYTES, detect_format
 from app.core.limits import Limits
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
+from app.core.scanners.pickle_engine.walk_state import ReadMode
 from app.core.scanners.pickle_engine.walker import ContainerWalker
 from tests.samples import benign, hostile
 from tests.samples import opcodes as op
@@ -220,7 +221,7 @@ def test_benign_structured_array_is_clean() -> None:
 def test_torch_and_numpy_readers_get_no_joblib_reading() -> None:
     # Only joblib.load's unpickler reads array bytes: nothing here is reported for joblib.
     data = joblib_file(wrapper((1,), op.glob("numpy", "float64")), op.NONE * 0)
-    assert "joblib-array-unsized" not in {f.rule for f in findings(data, joblib=False)}
+    assert "joblib-array-unsized" not in {f.rule for f in findings(data, mode=ReadMode(joblib=False))}
 
 
 def walk(data: bytes) -> list[Finding]:

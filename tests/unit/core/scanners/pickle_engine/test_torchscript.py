@@ -16,7 +16,8 @@ from app.core.limits import Limits
 from app.core.pipeline import vet
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine import torch_pickle, torchscript_code
-from app.core.scanners.pickle_engine.torch_pickle import TorchPickle, read_torch_pickle
+from app.core.scanners.pickle_engine.torch_pickle import read_torch_pickle
+from app.core.scanners.pickle_engine.torch_unpickler import TorchPickle
 from app.core.scanners.pickle_engine.torchscript_ops import OpRisk
 from app.core.scanners.pickle_engine.walker import ContainerWalker
 from app.sources.local import LocalSource
