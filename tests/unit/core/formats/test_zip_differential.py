@@ -19,7 +19,9 @@ import pytest
 from app.core.findings import Finding, Severity
 from app.core.formats import zip_differential, zip_reader
 from app.core.formats.blobs import BytesBlob
-from app.core.formats.miniz_zip import MinizError, TorchArchive, read_archive, sorted_order
+from app.core.formats.miniz_entries import MinizError
+from app.core.formats.miniz_sort import sorted_order
+from app.core.formats.miniz_zip import TorchArchive, read_archive
 from app.core.pipeline import VetOptions, vet
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_scanner import PickleScanner
