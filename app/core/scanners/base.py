@@ -21,7 +21,6 @@ from app.core.ports import Blob
 
 # Whether corroborating peers run: ``always``, or ``auto`` (each ``Corroborating.wanted`` decides).
 PeersMode = Literal["always", "auto"]
-PEERS_MODES: tuple[PeersMode, ...] = ("always", "auto")
 # What ``Corroborating.wanted`` answers starts with one of these: ``ran: <why>`` or ``skipped: <why>``.
 RAN = "ran"
 SKIPPED = "skipped"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 from app.core.scanners import all_scanners
-from app.core.scanners.base import Corroborating, Preparing, ReadsAs
+from app.core.scanners.base import Corroborating, PeersMode, Preparing, ReadsAs
+from app.settings import Settings
 
 PIPELINE = Path(__file__).parents[4] / "app" / "core" / "pipeline.py"
 
@@ -30,3 +32,8 @@ def test_the_pipeline_imports_no_scanner_family_and_finds_no_method_by_name() ->
     text = PIPELINE.read_text()
     assert "scanners.peers" not in text
     assert not re.search(r"\b(getattr|hasattr)\(", text)
+
+
+def test_the_settings_spell_out_the_peers_modes_the_scanners_know() -> None:
+    # settings.py repeats the values so that light commands need not import scanner modules
+    assert get_args(Settings.model_fields["peers"].annotation) == get_args(PeersMode)
