@@ -130,7 +130,7 @@ class Settings(BaseSettings):
         900, gt=0, description="Seconds one vet may take, listing included, in the CLI (`--timeout` overrides), "
         "the server and the workers: past it, hub calls fail and files not yet scanned are `vet-timeout`."
     )
-    # The values of app.core.scanners.peers.corroboration.PeersMode, spelled out: light commands
+    # The values of app.core.scanners.base.PeersMode, spelled out: light commands
     # (gate, --help) read settings and should not load scanner modules.
     peers: Literal["always", "auto"] = Field(
         "auto", description="Corroborating engines (picklescan, modelscan): `auto` skips them on files hfvet's "

@@ -168,7 +168,7 @@ def vet_as_vendor_and_third_party(folder: Path, vendor_id: str, third_party_id: 
     import dataclasses
 
     from app.core.limits import Limits
-    from app.core.pipeline import vet
+    from app.core.pipeline import VetOptions, vet
     from app.core.policy.engine import make_decide
     from app.core.scanners import all_scanners
     from app.services.vetting import policy_for
@@ -187,6 +187,6 @@ def vet_as_vendor_and_third_party(folder: Path, vendor_id: str, third_party_id: 
 
     limits = Limits(max_vet_seconds=vet_seconds)
     began = time.perf_counter()
-    report = vet(LocalSource(folder, repo_id=vendor_id, limits=limits), all_scanners(), limits=limits,
-                 decide=decide, workers=workers)
+    report = vet(LocalSource(folder, repo_id=vendor_id, limits=limits), all_scanners(), decide=decide,
+                 options=VetOptions(limits=limits, workers=workers))
     return report, {"vendor": report.decision, "third-party": other["third-party"]}, time.perf_counter() - began

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
 from app.sources.local import LocalSource
 
@@ -59,7 +59,7 @@ def main() -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
         started = time.perf_counter()
-        report = vet(LocalSource(root), [RemoteCodeScanner()], workers=args.workers)
+        report = vet(LocalSource(root), [RemoteCodeScanner()], options=VetOptions(workers=args.workers))
         seconds = time.perf_counter() - started
     worst: dict[str, Severity] = {str(p.relative_to(base)): Severity.INFO for p in files}
     messages: dict[str, list[str]] = {}

@@ -22,8 +22,7 @@ from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
 from app.core.readcache import CachingSource
 from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, too_many_references
 from app.core.report import FileReport, Report, Stats
-from app.core.scanners.base import ScanContext, Scanner
-from app.core.scanners.peers.corroboration import SKIPPED_CLEAN, PeersMode, peer_decision
+from app.core.scanners.base import SKIPPED, Corroborating, PeersMode, Preparing, ReadsAs, ScanContext, Scanner
 from app.core.scanners.text_rules.text_lines import decode_text
 from app.core.verdict import Decision, interim_decision
 
@@ -62,26 +61,35 @@ class FileResult:
     findings: list[Finding]
 
 
+@dataclass(frozen=True)
+class VetOptions:
+    """How one vet runs (on the model of pip-audit's ``AuditOptions``); what it judges is ``vet``'s arguments.
+
+    ``started`` (time.monotonic()) is when the vet began, if before the ``vet`` call: the budget
+    ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest).
+    ``peers``: ``auto`` lets each corroborating engine skip files another engine walked clean, ``always``
+    runs them (``Corroborating`` in ``app.core.scanners.base``). ``memory``: None, the process-wide budget.
+    """
+
+    limits: Limits | None = None  # None: the defaults
+    workers: int = 4
+    peers: PeersMode = "auto"
+    memory: MemoryBudget | None = None
+    started: float | None = None
+
+
 def vet(
     source: Source,
     scanners: Sequence[Scanner],
     *,
-    limits: Limits | None = None,
     decide: DecideFn = default_decide,
-    workers: int = 4,
+    options: VetOptions = VetOptions(),  # frozen: one shared default is safe
     progress: ProgressFn | None = None,
-    memory: MemoryBudget | None = None,
-    started: float | None = None,
     repo_checks: Sequence[RepoCheck] = (),
-    peers: PeersMode = "auto",
 ) -> Report:
-    """``started`` (time.monotonic()) is when the vet began, if before this call: the budget
-    ``limits.max_vet_seconds`` then also covers what the caller did first (listing a hub manifest).
-    ``peers``: ``auto`` skips the corroborating engines on clean complete walks, ``always`` runs them
-    (``app.core.scanners.peers.corroboration``)."""
-    started = time.monotonic() if started is None else started
-    limits = limits or Limits()
-    memory = memory or process_budget(limits)  # shared with every other vet in the process
+    started = time.monotonic() if options.started is None else options.started
+    limits, workers, peers = options.limits or Limits(), options.workers, options.peers
+    memory = options.memory or process_budget(limits)  # shared with every other vet in the process
     cached = CachingSource(source)
     manifest = cached.manifest()
 
@@ -137,9 +145,8 @@ def _prepare(scanners: Sequence[Scanner]) -> None:
     start: an import raced by scan threads (modelscan's circular one) could fail in one run and not the next.
     Skipped for a single scan thread, which spares a one-file scan numpy's and h5py's start-up."""
     for scanner in scanners:
-        prepare = getattr(scanner, "prepare", None)
-        if prepare is not None:
-            prepare()
+        if isinstance(scanner, Preparing):
+            scanner.prepare()
 
 
 def scan_file(
@@ -181,36 +188,30 @@ def _scan_file(
         return _unreadable(file, exc)
     entry = file.with_format(fmt)
     ctx = ScanContext(entry, blob, limits, manifest.identity, manifest.files, memory,
-                      lambda path: _read_other(source, manifest, path, limits), runtime_code)
-    outcomes, engines = _run_scanners(ctx, [s for s in scanners if _handles(s, entry)], peers,
-                                      1 + len(readings.extra))
+                      lambda path: _read_other(source, manifest, path, limits), runtime_code,
+                      peers, 1 + len(readings.extra))
+    outcomes, engines = _run_scanners(ctx, [s for s in scanners if _handles(s, entry)])
     if not outcomes:
         return _no_scanner(entry)
-    again = [_run_reading(s, ctx, r) for r in readings.extra for s in scanners if hasattr(s, "scan_reading")]
+    again = [_run_reading(s, ctx, r) for r in readings.extra for s in scanners if isinstance(s, ReadsAs)]
     findings = ([f for o in outcomes for f in o.findings] + [f for o in again for f in o.findings]
                 + _skip_notes(entry, outcomes) + _polyglot(entry, readings))
     scanned = all(o.status is Status.SCANNED for o in (*outcomes, *again))
     return FileResult(_file_report(entry, scanned, engines), findings)
 
 
-def _run_scanners(
-    ctx: ScanContext, handling: list[Scanner], peers: PeersMode, readings: int
-) -> tuple[list[ScanOutcome], dict[str, str]]:
-    """Each scanner's outcome, in order; a corroborating peer runs only when ``peer_decision`` says so.
+def _run_scanners(ctx: ScanContext, handling: list[Scanner]) -> tuple[list[ScanOutcome], dict[str, str]]:
+    """Each scanner's outcome, in order; a ``Corroborating`` one runs only when it says it is wanted.
 
-    Returns the outcomes and, for each peer that handles the file, whether it ran and why.
+    Returns the outcomes and, for each corroborating scanner that handles the file, whether it ran and why.
     """
     outcomes: list[ScanOutcome] = []
     engines: dict[str, str] = {}
     for scanner in handling:
-        corroborates = getattr(scanner, "corroborates", None)
-        if corroborates is not None:
-            own = next((o for o in outcomes if o.scanner == corroborates), None)
+        if isinstance(scanner, Corroborating):
             # hfvet's other scanners only: every peer gets the same decision, whatever another peer said.
-            others = [f for o in outcomes if o.scanner != corroborates and o.scanner not in engines
-                      for f in o.findings]
-            engines[scanner.name] = peer_decision(peers, ctx.file.format, own, others, readings, ctx.blob)
-            if engines[scanner.name] == SKIPPED_CLEAN:
+            engines[scanner.name] = scanner.wanted(ctx, [o for o in outcomes if o.scanner not in engines])
+            if engines[scanner.name].startswith(SKIPPED):
                 continue
         outcomes.append(_run(scanner, ctx))
     return outcomes, engines
@@ -228,10 +229,10 @@ def _read_other(source: Source, manifest: Manifest, path: str, limits: Limits) -
         raise SourceError(f"{path}: not a listed file within the text limit")
     return SourceBlob(source, path, entry.size).read(0, entry.size)
 
-def _run_reading(scanner: Scanner, ctx: ScanContext, reading: Reading) -> ScanOutcome:
+def _run_reading(scanner: ReadsAs, ctx: ScanContext, reading: Reading) -> ScanOutcome:
     """The file once more, as ``reading`` reads it; each finding says which reading it is from."""
     try:
-        outcome: ScanOutcome = getattr(scanner, "scan_reading")(ctx, reading.format)  # noqa: B009 - optional method
+        outcome = scanner.scan_reading(ctx, reading.format)
     except Exception as exc:  # noqa: BLE001 - fail closed on any scanner bug
         outcome = ScanOutcome.failed(scanner.name, ctx.file.path, f"{type(exc).__name__}: {exc}")
     said = f"read as {reading.format} by {reading.loader}: "

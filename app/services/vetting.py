@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.limits import Limits
-from app.core.pipeline import default_decide, vet
+from app.core.pipeline import VetOptions, default_decide, vet
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
@@ -162,10 +162,9 @@ def _run(
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
-        return vet(
-            source, all_scanners(), limits=limits, decide=decide, progress=on_file, workers=workers, started=started,
-            repo_checks=repo_checks, peers=settings.peers if settings else "auto",
-        )
+        options = VetOptions(limits=limits, workers=workers, started=started,
+                             peers=settings.peers if settings else "auto")
+        return vet(source, all_scanners(), decide=decide, options=options, progress=on_file, repo_checks=repo_checks)
 
 
 def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn | None]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy import LoadedPolicy, load_policy
 from app.core.policy.engine import evaluate
 from app.core.policy.facts import facts_from
@@ -44,5 +44,5 @@ def vet_by_tier(folder: Path, policy: LoadedPolicy, publisher: str | None = None
             decisions[tier] = evaluate(policy, facts_from(named, findings, files))
         return decisions["vendor-official"]
 
-    report = vet(LocalSource(folder, repo_id=SELF), all_scanners(), decide=decide, workers=2)
+    report = vet(LocalSource(folder, repo_id=SELF), all_scanners(), decide=decide, options=VetOptions(workers=2))
     return decisions, report

@@ -28,7 +28,7 @@ from app.core.formats.sniff import refine_format
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
 from app.core.membudget import MemoryBudget
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.base import ScanContext, Scanner
 from app.core.verdict import Verdict
 from tests.fakes import MemorySource
@@ -115,7 +115,7 @@ def _is_failure_rule(rule: str) -> bool:
 
 def vet_files(files: dict[str, bytes], scanners: Iterable[Scanner]) -> tuple[Verdict, list[Finding]]:
     """The whole per-file pipeline (sniffing, readings, scanners) with the severity-only decision."""
-    report = vet(MemorySource(files), list(scanners), limits=LIMITS, workers=1)
+    report = vet(MemorySource(files), list(scanners), options=VetOptions(limits=LIMITS, workers=1))
     return report.verdict, list(report.findings)
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy import LoadedPolicy
 from app.core.policy.engine import evaluate
 from app.core.policy.facts import facts_from
@@ -57,7 +57,7 @@ def decisions_under(folder: Path, policy: LoadedPolicy, scanned_as: str,
             decisions[label] = evaluate(policy, facts_from(named, findings, files))
         return decisions[next(iter(publishers))]
 
-    vet(LocalSource(folder, repo_id=scanned_as), all_scanners(), decide=decide, workers=2)
+    vet(LocalSource(folder, repo_id=scanned_as), all_scanners(), decide=decide, options=VetOptions(workers=2))
     return decisions
 
 

@@ -12,7 +12,7 @@ import pytest
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.pipeline import NAME as PIPELINE
-from app.core.pipeline import PIPELINE_RULES, vet
+from app.core.pipeline import PIPELINE_RULES, VetOptions, vet
 from app.core.policy.engine import evaluate
 from app.core.policy.facts import facts_from
 from app.core.report import FileReport
@@ -43,7 +43,7 @@ def test_hostile_case_raises_its_rule_and_is_not_approved(case: Case, tmp_path: 
             decisions[tier] = evaluate(policy, facts_from(named, findings, files))
         return decisions["vendor-official"]
 
-    vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), decide=decide, workers=1)
+    vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), decide=decide, options=VetOptions(workers=1))
     assert case.rule in rules, sorted(rules)
     assert decisions["vendor-official"].verdict is not Verdict.APPROVE
     assert decisions["third-party"].verdict is Verdict.REJECT
@@ -56,7 +56,7 @@ def test_every_rule_the_corpus_raises_is_declared_at_or_above_its_severity(tmp_p
     cases = [c for c in all_cases() if c.family in FAMILIES or c.key.startswith("hard-benign/onnx")]
     for case in cases:
         case.write(tmp_path / case.kind / case.family / case.name)
-    report = vet(LocalSource(tmp_path), scanners, workers=2)
+    report = vet(LocalSource(tmp_path), scanners, options=VetOptions(workers=2))
     assert {"onnx", "tflite", "raw-data"} <= {f.scanner for f in report.findings}
     for finding in report.findings:
         assert finding.severity.rank <= declared[finding.scanner][finding.rule].rank, finding

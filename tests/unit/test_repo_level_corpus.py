@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
 from tests.corpus.registry import Case, all_cases
@@ -24,7 +24,7 @@ def test_every_family_has_cases() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.key for c in CASES])
 def test_case_through_all_scanners(case: Case, tmp_path: Path) -> None:
-    report = vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), workers=1)
+    report = vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), options=VetOptions(workers=1))
     rules = {f.rule for f in report.findings}
     if case.kind == "hostile":
         assert case.rule in rules, sorted(rules)

@@ -22,6 +22,8 @@ case-insensitive lookups). What that reading does:
   names (``mz_zip_reader_sort_central_dir_offsets_by_filename``): case-insensitive, and which of two
   equal names wins depends on that sort, so it is reproduced step by step when names tie.
 
+One entry's checks and values are ``miniz_entries``'s, the sort ``miniz_sort``'s.
+
 ``TorchArchive`` adds ``PyTorchStreamReader``: the top folder is the first entry's name up to its
 first ``/`` (``init``) and every record is looked up as ``<top>/<record>`` (``getRecordID``).
 """
@@ -30,8 +32,9 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
+from app.core.formats.miniz_entries import CENTRAL_SIZE, U32, MinizEntry, MinizError, MinizLimit, central_entry, le32
+from app.core.formats.miniz_sort import Lookup
 from app.core.ports import Blob
 
 _EOCD_SIG = b"PK\x05\x06"
@@ -40,53 +43,9 @@ _ZIP64_LOCATOR_SIG = 0x07064B50
 _ZIP64_LOCATOR_SIZE = 20
 _ZIP64_EOCD_SIG = 0x06064B50
 _ZIP64_EOCD_SIZE = 56
-_CENTRAL_SIG = 0x02014B50
-_CENTRAL_SIZE = 46
-_LOCAL_SIZE = 30
 _BLOCK = 4096  # locate_header_sig's buffer
 _MAX_BACK = 0xFFFF + _EOCD_SIZE  # "gone back too far (~64kb)"
-_U32 = 0xFFFFFFFF
-_ZIP64_EXTRA = 0x0001
-_MASKED_LOCAL_DIR = 8192
-_ENCRYPTED_OR_PATCH = 1 | 32 | 64  # extraction refuses these (UNSUPPORTED_ENCRYPTION)
-_DOS_DIRECTORY = 0x10
-STORED, DEFLATED = 0, 8
 MAX_DIRECTORY_BYTES = 64 * 1024 * 1024  # more central directory than hfvet reads: a limit, said so
-
-
-class MinizError(Exception):
-    """miniz (so torch.load) refuses the archive."""
-
-
-class MinizLimit(MinizError):
-    """The archive is past what hfvet reads in this second reading."""
-
-
-@dataclass(frozen=True)
-class MinizEntry:
-    index: int  # position in the central directory
-    name: bytes
-    flags: int
-    method: int
-    crc: int
-    compressed_size: int
-    size: int
-    header_offset: int
-    is_dir: bool
-    stat_error: str | None = None  # mz_zip_reader_file_stat fails: torch cannot read this record
-
-    @property
-    def extractable(self) -> bool:
-        """What ``mz_zip_reader_extract_to_mem`` would accept (method, encryption, stat)."""
-        return (self.stat_error is None and self.method in (STORED, DEFLATED)
-                and not self.flags & _ENCRYPTED_OR_PATCH)
-
-    @property
-    def bytes_read(self) -> int:
-        """How many bytes from the data start torch reads: stored for the uncompressed size."""
-        if self.is_dir or self.compressed_size == 0:
-            return 0
-        return self.size if self.method == STORED else self.compressed_size
 
 
 @dataclass(frozen=True)
@@ -96,7 +55,7 @@ class MinizArchive:
     directory_size: int
     zip64: bool
     entries: tuple[MinizEntry, ...]
-    _cache: list[_Lookup] = field(default_factory=list, compare=False, repr=False)  # built on first use
+    _cache: list[Lookup] = field(default_factory=list, compare=False, repr=False)  # built on first use
 
     @property
     def has_ties(self) -> bool:
@@ -122,64 +81,10 @@ class MinizArchive:
                 high = middle - 1
         return None
 
-    def _lookup(self) -> _Lookup:
+    def _lookup(self) -> Lookup:
         if not self._cache:
-            self._cache.append(_Lookup.of([e.name.lower() for e in self.entries]))
+            self._cache.append(Lookup.of([e.name.lower() for e in self.entries]))
         return self._cache[0]
-
-
-@dataclass(frozen=True)
-class _Lookup:
-    lowered: list[bytes]
-    unique: dict[bytes, int]
-    order: list[int]  # miniz's sorted order; only needed, so only built, when names tie
-
-    @property
-    def ties(self) -> bool:
-        return len(self.unique) != len(self.lowered)
-
-    @staticmethod
-    def of(lowered: list[bytes]) -> _Lookup:
-        unique = {key: i for i, key in enumerate(lowered)}
-        return _Lookup(lowered, unique, sorted_order(lowered) if len(unique) != len(lowered) else [])
-
-
-def sorted_order(keys: list[bytes]) -> list[int]:
-    """The index order miniz's heap sort leaves (``mz_zip_reader_sort_central_dir_offsets_by_filename``).
-
-    Comparing lowercased names as bytes is miniz's ``mz_zip_reader_filename_less`` (a common prefix
-    orders the shorter first). Without ties every sort gives the same order, so Python's is used;
-    with ties the heap sort is replayed, because it decides which equal name comes first.
-    """
-    if len(set(keys)) == len(keys):
-        return sorted(range(len(keys)), key=keys.__getitem__)
-    return _heap_sort(keys)
-
-
-def _heap_sort(keys: list[bytes]) -> list[int]:
-    indices = list(range(len(keys)))
-    size = len(indices)
-    if size <= 1:
-        return indices
-    for start in range((size - 2) >> 1, -1, -1):
-        _sift_down(keys, indices, start, size)
-    for end in range(size - 1, 0, -1):
-        indices[end], indices[0] = indices[0], indices[end]
-        _sift_down(keys, indices, 0, end)
-    return indices
-
-
-def _sift_down(keys: list[bytes], indices: list[int], root: int, end: int) -> None:
-    while True:
-        child = (root << 1) + 1
-        if child >= end:
-            return
-        if child + 1 < end and keys[indices[child]] < keys[indices[child + 1]]:
-            child += 1
-        if not keys[indices[root]] < keys[indices[child]]:
-            return
-        indices[root], indices[child] = indices[child], indices[root]
-        root = child
 
 
 def read_archive(blob: Blob, needs: bytes = b"") -> MinizArchive:
@@ -227,13 +132,13 @@ def _zip64_record(blob: Blob, eocd_at: int) -> tuple[bytes, bytes] | None:
     if eocd_at < _ZIP64_LOCATOR_SIZE + _ZIP64_EOCD_SIZE:
         return None
     locator = blob.read(eocd_at - _ZIP64_LOCATOR_SIZE, _ZIP64_LOCATOR_SIZE)
-    if len(locator) != _ZIP64_LOCATOR_SIZE or _le32(locator, 0) != _ZIP64_LOCATOR_SIG:
+    if len(locator) != _ZIP64_LOCATOR_SIZE or le32(locator, 0) != _ZIP64_LOCATOR_SIG:
         return None
     record_at = struct.unpack_from("<Q", locator, 8)[0]
     if record_at > blob.size - _ZIP64_EOCD_SIZE:
         raise MinizError("zip64 locator points past the end")
     record = blob.read(record_at, _ZIP64_EOCD_SIZE)
-    if len(record) != _ZIP64_EOCD_SIZE or _le32(record, 0) != _ZIP64_EOCD_SIG:
+    if len(record) != _ZIP64_EOCD_SIZE or le32(record, 0) != _ZIP64_EOCD_SIG:
         return None
     return locator, record
 
@@ -257,11 +162,11 @@ class _Totals:
             "<Q2H2L4Q", record, 4)
         if record_size < _ZIP64_EOCD_SIZE - 12:
             raise MinizError("zip64 end record too small")
-        if _le32(locator, 16) != 1:
+        if le32(locator, 16) != 1:
             raise MinizError("zip64 locator: multi-disk archive")
-        if files > _U32 or on_disk > _U32:
+        if files > U32 or on_disk > U32:
             raise MinizError("zip64: too many files")
-        if size > _U32:
+        if size > U32:
             raise MinizError("zip64: central directory too large")
         return _Totals(files, on_disk, this_disk, directory_disk, size, offset)
 
@@ -270,7 +175,7 @@ class _Totals:
             raise MinizError("multi-disk archive (entry counts differ)")
         if (self.this_disk | self.directory_disk) and (self.this_disk != 1 or self.directory_disk != 1):
             raise MinizError("multi-disk archive")
-        if self.size < self.files * _CENTRAL_SIZE:
+        if self.size < self.files * CENTRAL_SIZE:
             raise MinizError("central directory smaller than its entry count")
         if self.offset + self.size > archive_size:
             raise MinizError("central directory runs past the end of the file")
@@ -289,143 +194,10 @@ def _read_entries(blob: Blob, totals: _Totals, archive_size: int, needs: bytes) 
     entries = []
     at = 0
     for index in range(totals.files):
-        entry, length = _entry(directory, at, index, totals, archive_size)
+        entry, length = central_entry(directory, at, index, totals.this_disk, archive_size)
         entries.append(entry)
         at += length
     return tuple(entries)
-
-
-# A central header's fields, the version fields, date and internal attributes skipped.
-_CENTRAL = struct.Struct("<8x3H2x3L4H2x2L")
-
-
-class _Header(NamedTuple):
-    """One central directory header, its fields as the format lays them out."""
-
-    flags: int
-    method: int
-    time: int
-    crc: int
-    compressed: int
-    size: int
-    name_len: int
-    extra_len: int
-    comment_len: int
-    disk: int
-    external: int
-    header_offset: int
-
-    @staticmethod
-    def parse(directory: bytes, at: int) -> _Header:
-        return _Header._make(_CENTRAL.unpack_from(directory, at))
-
-
-def _entry(directory: bytes, at: int, index: int, totals: _Totals, archive_size: int) -> tuple[MinizEntry, int]:
-    """One central header: ``read_central_dir``'s checks, then ``file_stat_internal``'s values."""
-    remaining = len(directory) - at
-    if remaining < _CENTRAL_SIZE or _le32(directory, at) != _CENTRAL_SIG:
-        raise MinizError(f"central directory entry {index}: bad signature")
-    header = _Header.parse(directory, at)
-    name_at = at + _CENTRAL_SIZE
-    extra = directory[name_at + header.name_len : name_at + header.name_len + header.extra_len]
-    _init_checks(header, extra, index, totals, archive_size)
-    total = _CENTRAL_SIZE + header.name_len + header.extra_len + header.comment_len
-    if total > remaining:
-        raise MinizError(f"central directory entry {index} runs past the directory")
-    name = directory[name_at : name_at + header.name_len]
-    is_dir = name.endswith(b"/") or bool(header.external & _DOS_DIRECTORY)
-    size, compressed, offset = header.size, header.compressed, header.header_offset
-    error = None
-    try:
-        size, compressed, offset = _stat_zip64(extra, size, compressed, offset)
-    except MinizError as exc:
-        error = str(exc)
-    entry = MinizEntry(index, name, header.flags, header.method, header.crc, compressed, size, offset, is_dir, error)
-    return entry, total
-
-
-def _init_checks(header: _Header, extra: bytes, index: int, totals: _Totals, archive_size: int) -> None:
-    """The sanity checks ``mz_zip_reader_read_central_dir`` makes on each entry (any failure: no archive)."""
-    size, compressed, offset = header.size, header.compressed, header.header_offset
-    if extra and max(compressed, size, offset) == _U32:
-        size, compressed, offset = _init_zip64(extra, (size, compressed, offset))
-    # MZ_READ_LE32 at the method offset: method and time together, so only a stored entry with a
-    # zero time must have equal sizes; with any other time a stored entry is read for its "size".
-    method_and_time = header.method | header.time << 16
-    if compressed != _U32 and size != _U32 and (
-            (method_and_time == 0 and size != compressed) or (size and not compressed)):
-        raise MinizError(f"central directory entry {index}: stored sizes disagree")
-    if header.disk == 0xFFFF or (header.disk != totals.this_disk and header.disk != 1):
-        raise MinizError(f"central directory entry {index}: multi-disk")
-    if compressed != _U32 and offset + _LOCAL_SIZE + compressed > archive_size:
-        raise MinizError(f"central directory entry {index}: data past the end of the file")
-    if header.flags & _MASKED_LOCAL_DIR:
-        raise MinizError(f"central directory entry {index}: masked local headers")
-
-
-def _init_zip64(extra: bytes, values: tuple[int, int, int]) -> tuple[int, int, int]:
-    """PyTorch's copy of ``read_central_dir``: the zip64 values it validates with (read past the field)."""
-    remaining, offset = len(extra), 0
-    while remaining:
-        if remaining < 4:
-            raise MinizError("corrupt extra field")
-        field_id, field_size = struct.unpack_from("<2H", extra, offset)
-        if field_size + 4 > remaining:
-            raise MinizError("corrupt extra field")
-        if field_id == _ZIP64_EXTRA:
-            break
-        offset += 4 + field_size
-        remaining -= 4 + field_size
-    size, compressed, header_offset = values
-    if remaining >= 4:
-        remaining -= 4
-        offset += 4
-        if size == _U32 and remaining >= 8:
-            size, offset, remaining = _le64(extra, offset), offset + 8, remaining - 8
-        if compressed == _U32 and remaining >= 8:
-            compressed, offset, remaining = _le64(extra, offset), offset + 8, remaining - 8
-        if header_offset == _U32 and remaining >= 8:
-            header_offset = _le64(extra, offset)
-    return size, compressed, header_offset
-
-
-def _stat_zip64(extra: bytes, size: int, compressed: int, header_offset: int) -> tuple[int, int, int]:
-    """``mz_zip_file_stat_internal``: the first zip64 extra field, read only when a value is 0xFFFFFFFF."""
-    if max(size, compressed, header_offset) != _U32:
-        return size, compressed, header_offset
-    offset, remaining = 0, len(extra)
-    while remaining:
-        if remaining < 4:
-            raise MinizError("corrupt extra field")
-        field_id, field_size = struct.unpack_from("<2H", extra, offset)
-        if field_size + 4 > remaining:
-            raise MinizError("corrupt extra field")
-        if field_id == _ZIP64_EXTRA:
-            data = extra[offset + 4 : offset + 4 + field_size]
-            return _zip64_values(data, size, compressed, header_offset)
-        offset += 4 + field_size
-        remaining -= 4 + field_size
-    return size, compressed, header_offset
-
-
-def _zip64_values(data: bytes, size: int, compressed: int, header_offset: int) -> tuple[int, int, int]:
-    values = [size, compressed, header_offset]
-    at = 0
-    for i in range(3):
-        if values[i] == _U32:
-            if len(data) - at < 8:
-                raise MinizError("zip64 extra field too short")
-            values[i] = _le64(data, at)
-            at += 8
-    return values[0], values[1], values[2]
-
-
-def _le32(data: bytes, at: int) -> int:
-    return int(struct.unpack_from("<L", data, at)[0])
-
-
-def _le64(data: bytes, at: int) -> int:
-    return int(struct.unpack_from("<Q", data, at)[0])
 
 
 @dataclass(frozen=True)

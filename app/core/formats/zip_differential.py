@@ -25,7 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from app.core.formats.detect import Format, refine_zip
-from app.core.formats.miniz_zip import MinizEntry, MinizError, MinizLimit, TorchArchive
+from app.core.formats.miniz_entries import MinizEntry, MinizError, MinizLimit
+from app.core.formats.miniz_zip import TorchArchive
 from app.core.formats.zip_reader import ZipMember, is_torch_storage
 from app.core.limits import LimitExceeded
 from app.core.ports import Blob

@@ -13,7 +13,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any, ClassVar, cast
 
 from modelscan.model import Model
@@ -25,6 +25,7 @@ from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
+from app.core.scanners.peers import corroboration
 from app.core.scanners.peers.capped import open_capped_member
 from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, run_engine
 from app.core.scanners.peers.opcode_guard import guard_opcodes, joblib_interleaved, npy_payload_offset
@@ -110,6 +111,9 @@ class ModelscanScanner:
 
     def handles(self, file: ManifestFile) -> bool:
         return file.format in HANDLED_FORMATS
+
+    def wanted(self, ctx: ScanContext, earlier: Sequence[ScanOutcome]) -> str:
+        return corroboration.wanted(self.corroborates, ctx, earlier)
 
     def version(self) -> str:
         return importlib.metadata.version("modelscan")

@@ -11,7 +11,7 @@ import importlib.metadata
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import IO, Any, ClassVar
@@ -25,6 +25,7 @@ from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
+from app.core.scanners.peers import corroboration
 from app.core.scanners.peers.engine_run import EngineRun, peer_stream, reopen, run_engine
 from app.core.scanners.peers.opcode_guard import broke_right_after_stop, guard_opcodes, joblib_interleaved
 from app.core.scanners.peers.shared import facts_for, peer_zip
@@ -82,6 +83,9 @@ class PicklescanScanner:
 
     def handles(self, file: ManifestFile) -> bool:
         return file.format in HANDLED_FORMATS
+
+    def wanted(self, ctx: ScanContext, earlier: Sequence[ScanOutcome]) -> str:
+        return corroboration.wanted(self.corroborates, ctx, earlier)
 
     def version(self) -> str:
         return importlib.metadata.version("picklescan")

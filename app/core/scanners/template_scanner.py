@@ -108,7 +108,8 @@ def check_template(name: str, source: str, sink: FindingSink) -> None:
     import jinja2
 
     from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
-    from app.core.scanners.text_rules.jinja_cost import MESSAGES, TOOLS, render_cost
+    from app.core.scanners.text_rules.jinja_cost import render_cost
+    from app.core.scanners.text_rules.jinja_estimates import MESSAGES, TOOLS
 
     try:
         tree = parse(source)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from app.core.limits import Limits
 from app.core.membudget import SMALL_BUFFER, MemoryBudget, process_budget
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.binary_scanner import BinaryScanner
 from app.core.scanners.safetensors_scanner import PARSED_BYTES_PER_HEADER_BYTE, SafetensorsScanner
 from app.sources.local import LocalSource
@@ -77,7 +77,7 @@ def test_the_pipeline_parses_big_safetensors_headers_one_at_a_time(tmp_path: Pat
     for i in range(4):
         (tmp_path / f"model-{i}.safetensors").write_bytes(data)
     budget = MemoryBudget(SMALL_BUFFER)
-    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], workers=4, memory=budget)
+    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], options=VetOptions(workers=4, memory=budget))
     assert report.findings == ()
     assert budget.max_holders == 1
 
@@ -92,6 +92,6 @@ def test_nested_archives_are_inflated_one_at_a_time(tmp_path: Path) -> None:
         with zipfile.ZipFile(tmp_path / f"bundle-{i}.zip", "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("inner.tar", inner.getvalue())
     budget = MemoryBudget(SMALL_BUFFER)
-    report = vet(LocalSource(tmp_path), [BinaryScanner()], workers=4, memory=budget)
+    report = vet(LocalSource(tmp_path), [BinaryScanner()], options=VetOptions(workers=4, memory=budget))
     assert report.findings == ()
     assert budget.max_holders == 1

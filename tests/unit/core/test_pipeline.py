@@ -8,7 +8,7 @@ from app.core import report_json
 from app.core.findings import ScanOutcome, Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.base import ScanContext
 from app.core.verdict import Verdict
 from app.sources.local import LocalSource
@@ -121,7 +121,7 @@ def test_a_scanner_whose_handles_raises_still_runs_and_fails_closed(tmp_path: Pa
 
 def test_files_not_started_before_the_deadline_are_unscanned_and_never_approved(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("fine")
-    report = vet(LocalSource(tmp_path), [TextScanner()], limits=Limits(max_vet_seconds=-1))
+    report = vet(LocalSource(tmp_path), [TextScanner()], options=VetOptions(limits=Limits(max_vet_seconds=-1)))
     assert report.verdict is Verdict.REJECT
     assert [f.rule for f in report.findings] == ["vet-timeout"]
     assert not report.files[0].scanned

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 from app.core.findings import ScanOutcome
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.base import ScanContext
 from app.sources.local import LocalSource
 from tests.fakes import TextScanner
@@ -41,7 +41,7 @@ def test_every_scanner_is_prepared_once_in_list_order_on_the_vet_thread_before_a
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text("fine")
     events: list[tuple[str, int]] = []
-    vet(LocalSource(tmp_path), [PreparingScanner(events), SecondScanner(events)], workers=8)
+    vet(LocalSource(tmp_path), [PreparingScanner(events), SecondScanner(events)], options=VetOptions(workers=8))
     assert events[:2] == [("prepare preparing", threading.get_ident()), ("prepare second", threading.get_ident())]
     assert sorted(e for e, _ in events[2:]) == ["scan preparing"] * 3 + ["scan second"] * 3
 
@@ -50,9 +50,9 @@ def test_a_single_scan_thread_needs_no_preparing(tmp_path: Path) -> None:
     # One file or one worker: no two threads can race an import; a one-file scan keeps its start-up.
     (tmp_path / "a.txt").write_text("fine")
     events: list[tuple[str, int]] = []
-    vet(LocalSource(tmp_path), [PreparingScanner(events)], workers=8)
+    vet(LocalSource(tmp_path), [PreparingScanner(events)], options=VetOptions(workers=8))
     (tmp_path / "b.txt").write_text("fine")
-    vet(LocalSource(tmp_path), [PreparingScanner(events)], workers=1)
+    vet(LocalSource(tmp_path), [PreparingScanner(events)], options=VetOptions(workers=1))
     assert [e for e, _ in events] == ["scan preparing"] * 3
 
 

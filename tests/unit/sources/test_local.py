@@ -8,7 +8,7 @@ import pytest
 
 from app.core.findings import Severity
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.verdict import Verdict
@@ -85,7 +85,7 @@ def test_an_unlistable_directory_is_an_error_not_a_gap(tmp_path: Path, monkeypat
 
 
 def _vet(root: Path) -> Report:
-    return vet(LocalSource(root), [TextScanner()], workers=1)
+    return vet(LocalSource(root), [TextScanner()], options=VetOptions(workers=1))
 
 
 def _read_errors(report: Report) -> dict[str, str]:
@@ -192,7 +192,7 @@ def test_links_that_leave_the_snapshot_are_refused_unread(tmp_path: Path) -> Non
     (snap / "rel-link").symlink_to("../outside/secret.txt")
     (snap / "out-dir").symlink_to("../outside")
     src = LocalSource(snap)
-    report = vet(src, [TextScanner()], workers=1)
+    report = vet(src, [TextScanner()], options=VetOptions(workers=1))
     _assert_refused(report, {
         "abs-link": f"'{outside / 'secret.txt'}'.*outside the snapshot",
         "rel-link": "'../outside/secret.txt'.*outside the snapshot",
@@ -269,7 +269,7 @@ def test_a_single_file_link_is_vetted_under_its_own_name(tmp_path: Path) -> None
     src = LocalSource(snap / "config.json")
     assert [f.path for f in src.manifest().files] == ["config.json"]
     assert src.read("config.json", 0, 3) == b'{"m'
-    assert "'../../blobs/1111'" in _links(vet(src, [TextScanner()], workers=1))["config.json"]
+    assert "'../../blobs/1111'" in _links(vet(src, [TextScanner()], options=VetOptions(workers=1)))["config.json"]
 
 
 def test_a_dangling_or_looping_root_is_a_clear_error(tmp_path: Path) -> None:

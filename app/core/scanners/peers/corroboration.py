@@ -14,18 +14,15 @@ import posixpath
 import zipfile
 import zlib
 from collections.abc import Sequence
-from typing import Literal
 
 from app.core.findings import Finding, ScanOutcome, Severity, Status
 from app.core.formats import zip_reader
 from app.core.formats.detect import Format
 from app.core.formats.streams import CorruptStream
 from app.core.ports import Blob
+from app.core.scanners.base import RAN, SKIPPED, PeersMode, ScanContext
 
-PeersMode = Literal["always", "auto"]
-PEERS_MODES: tuple[PeersMode, ...] = ("always", "auto")
-RAN = "ran"
-SKIPPED_CLEAN = "skipped: clean-walk"
+SKIPPED_CLEAN = f"{SKIPPED}: clean-walk"
 # Formats where what the peers check is the pickles hfvet's engine walks, and nothing else
 # (numpy, 7z, keras and HDF5 files are always corroborated: the peers read those their own way).
 SKIPPABLE_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP})
@@ -33,6 +30,14 @@ SKIPPABLE_FORMATS = frozenset({Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORC
 # (it unpickles by name only .pkl/.pickle, as torch.load does): their runs could differ.
 _PEER_ONLY_NAMES = (".joblib", ".dill", ".dat", ".data", ".npy")
 _CRC_CHUNK = 1024 * 1024
+
+
+def wanted(corroborates: str, ctx: ScanContext, earlier: Sequence[ScanOutcome]) -> str:
+    """``Corroborating.wanted`` for a peer of the scanner named ``corroborates``: ``peer_decision`` on
+    that engine's outcome and every other scanner's findings so far."""
+    own = next((o for o in earlier if o.scanner == corroborates), None)
+    others = [f for o in earlier if o.scanner != corroborates for f in o.findings]
+    return peer_decision(ctx.peers, ctx.file.format, own, others, ctx.readings, ctx.blob)
 
 
 def peer_decision(

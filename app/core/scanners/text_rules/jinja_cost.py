@@ -7,11 +7,11 @@ renderers have their own. Nothing bounds loops nested under the cap (``range(999
 in a loop), ``|join`` of huge ranges, padding filters (``center(10**9)``), ``**`` on big
 integers, or macros that call themselves. The template is never rendered: ``RenderCost`` walks
 its AST once, with every loop's iteration count, every string's length and every macro's cost
-bounded from above, for a chat of a realistic size (the constants below). A template whose bound
-passes ``MAX_STEPS`` or ``MAX_CHARS`` is reported (``template-render-cost``, high).
+bounded from above, for a chat of a realistic size. A template whose bound passes ``MAX_STEPS``
+or ``MAX_CHARS`` is reported (``template-render-cost``, high).
 
-Data a template reads (messages, tools, their fields) is not the template author's to choose and
-counts at the sizes below; numbers the template computes from constants count at their value.
+The sizes, the bound on one value (``Est``) and its arithmetic are ``jinja_estimates``'s; what the
+AST says about growth (self-feeding loop variables, shrinking recursion) is ``jinja_shapes``'s.
 """
 
 from __future__ import annotations
@@ -21,14 +21,28 @@ from dataclasses import dataclass, replace
 
 from jinja2 import nodes
 
-# A realistic chat: what one render of an ordinary template is charged for.
-MESSAGES = 1_000  # messages in the conversation
-TOOLS = 100  # tool definitions
-ITEMS = 100  # items of any other collection the data holds (content parts, tool calls, properties)
-TEXT = 4_000  # characters of one message or tool definition (about 1,000 tokens)
-ITEM_CHARS = 20  # fewest characters of one item of data (``{"type": "string"}``)
-DATA_NUMBER = 1_000  # a number read from data (a length, an index, an indent)
-RECURSION_DEPTH = 250  # nested macro calls before Python's recursion limit stops a render
+from app.core.scanners.text_rules.jinja_estimates import (
+    DATA,
+    DATA_NUMBER,
+    ITEMS,
+    MESSAGES,
+    RECURSION_DEPTH,
+    TEXT,
+    TOOLS,
+    Est,
+    const_of,
+    element_of,
+    field_of,
+    format_widths,
+    number_of,
+    power,
+    range_count,
+    recursive_calls,
+    sum_of,
+    widest_of,
+)
+from app.core.scanners.text_rules.jinja_shapes import ARITHMETIC, growth, shrinks
+
 MAX_STEPS = 10**8  # bound on evaluation steps (loop turns x work per turn)
 MAX_CHARS = 10**8  # bound on characters of output or of any one string built
 MAX_VISITS = 1_000_000  # AST nodes this bound may visit (macros are re-walked per call context)
@@ -36,20 +50,6 @@ MAX_VISITS = 1_000_000  # AST nodes this bound may visit (macros are re-walked p
 _DATA_LISTS = {"messages": MESSAGES, "tools": TOOLS, "documents": ITEMS, "loop_messages": MESSAGES}
 _PADDING_FILTERS = frozenset({"center", "indent", "wordwrap", "truncate"})
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
-_ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow)
-
-
-@dataclass(frozen=True)
-class Est:
-    """Upper bounds for one evaluation of an expression."""
-
-    chars: float = 1.0  # characters when printed or joined
-    items: float = 1.0  # items when iterated (a string: its characters)
-    steps: float = 1.0  # work to evaluate it, the output it copies included
-    number: float | None = None  # |value|, when it is a number the template computes
-
-
-DATA = Est(chars=TEXT, items=ITEMS, steps=1.0)
 
 
 @dataclass(frozen=True)
@@ -159,14 +159,14 @@ class RenderCost:
         source = self.expr(node.iter)
         self._charge(source.steps, node.lineno)
         turns = source.items * (RECURSION_DEPTH if node.recursive else 1)
-        self._assign(node.target, _element(source), node.lineno)
+        self._assign(node.target, element_of(source), node.lineno)
         before, outer = dict(self.env), self.mult
         self.mult = outer * max(turns, 1.0)
         try:
             chars = self.block(node.body) * turns
         finally:
             self.mult = outer
-        self._grow(before, _growth(node.body), turns, node.lineno)
+        self._grow(before, growth(node.body), turns, node.lineno)
         return chars + self.block(node.else_)
 
     def _grow(self, before: dict[str, Est], factors: dict[str, float], turns: float, lineno: int) -> None:
@@ -178,7 +178,7 @@ class RenderCost:
             if after is None or after.chars <= old.chars:
                 continue
             if factor > 1:
-                grown = _power(max(after.chars, 1.0), factor, turns - 1)
+                grown = power(max(after.chars, 1.0), factor, turns - 1)
             else:
                 grown = old.chars + (after.chars - old.chars) * turns
             self.env[name] = replace(after, chars=grown, items=max(after.items, grown))
@@ -201,7 +201,7 @@ class RenderCost:
             self.env[f"{target.name}.{target.attr}"] = value
         elif isinstance(target, nodes.Tuple):
             for item in target.items:
-                self._assign(item, _element(value), lineno)
+                self._assign(item, element_of(value), lineno)
 
     # ---- expressions ----------------------------------------------------------------------
     def expr(self, node: nodes.Node) -> Est:
@@ -212,7 +212,7 @@ class RenderCost:
 
     def _expr(self, node: nodes.Node) -> Est:
         if isinstance(node, nodes.Const):
-            return _const(node.value)
+            return const_of(node.value)
         if isinstance(node, nodes.TemplateData):
             return Est(chars=len(node.data), items=len(node.data))
         if isinstance(node, nodes.Name):
@@ -222,8 +222,8 @@ class RenderCost:
         if isinstance(node, nodes.Getitem):
             return self._getitem(node)
         if isinstance(node, nodes.Concat):
-            return _sum([self.expr(n) for n in node.nodes])
-        if isinstance(node, _ARITHMETIC):
+            return sum_of([self.expr(n) for n in node.nodes])
+        if isinstance(node, ARITHMETIC):
             return self._arithmetic(node)
         if isinstance(node, nodes.Filter):
             return self._filter(node, self.expr(node.node) if node.node is not None else DATA)
@@ -231,16 +231,16 @@ class RenderCost:
             return self._call(node)
         if isinstance(node, nodes.CondExpr):
             branches = [self.expr(node.expr1), self.expr(node.expr2) if node.expr2 else Est()]
-            return _widest(branches, self.expr(node.test).steps)
+            return widest_of(branches, self.expr(node.test).steps)
         if isinstance(node, nodes.List | nodes.Tuple):
             parts = [self.expr(i) for i in node.items]
-            total = _sum(parts)
+            total = sum_of(parts)
             return replace(total, items=len(parts), chars=total.chars + 2 * len(parts))
         if isinstance(node, nodes.Dict):
-            return replace(_sum([self.expr(v) for p in node.items for v in (p.key, p.value)]), items=len(node.items))
+            return replace(sum_of([self.expr(v) for p in node.items for v in (p.key, p.value)]), items=len(node.items))
         parts = [self.expr(c) for c in node.iter_child_nodes() if isinstance(c, nodes.Expr)]
         steps = sum(p.steps for p in parts) + 1
-        return _widest(parts, steps) if isinstance(node, nodes.And | nodes.Or) else Est(steps=steps, chars=5)
+        return widest_of(parts, steps) if isinstance(node, nodes.And | nodes.Or) else Est(steps=steps, chars=5)
 
     def _name(self, name: str) -> Est:
         if name in self.env:
@@ -256,7 +256,7 @@ class RenderCost:
                 return replace(self.env[key], steps=1.0)
             if node.node.name == "loop":
                 return Est(chars=5, number=MESSAGES)
-        return _field(self.expr(node.node))
+        return field_of(self.expr(node.node))
 
     def _getitem(self, node: nodes.Getitem) -> Est:
         subject = self.expr(node.node)
@@ -264,8 +264,8 @@ class RenderCost:
             return replace(subject, steps=subject.steps + subject.items)  # a slice copies items
         key = self.expr(node.arg)
         if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-            return _field(subject)  # message['content']: a part of the message
-        return replace(_element(subject), steps=subject.steps + key.steps + 1)  # messages[i]: one item
+            return field_of(subject)  # message['content']: a part of the message
+        return replace(element_of(subject), steps=subject.steps + key.steps + 1)  # messages[i]: one item
 
     def _arithmetic(self, node: nodes.BinExpr) -> Est:
         left, right = self.expr(node.left), self.expr(node.right)
@@ -275,11 +275,11 @@ class RenderCost:
             times = count.number if count.number is not None else DATA_NUMBER
             return Est(chars=text.chars * times, items=text.items * times, steps=steps + 1)
         if isinstance(node, nodes.Mod) and left.number is None:  # printf-style formatting
-            width = _format_widths(node.left)
+            width = format_widths(node.left)
             return Est(chars=left.chars + right.chars + width, steps=steps + 1)
         if left.number is None or right.number is None:  # string +, or data
-            return _sum([left, right])
-        number = _number(node, left.number, right.number)
+            return sum_of([left, right])
+        number = number_of(node, left.number, right.number)
         digits = math.log10(number + 1) + 1 if math.isfinite(number) else math.inf
         return Est(chars=digits, number=number, steps=steps + 1)
 
@@ -301,9 +301,9 @@ class RenderCost:
         elif node.name in ("e", "escape", "forceescape", "urlencode"):
             chars = subject.chars * 6
         elif node.name == "format":
-            chars = subject.chars + sum(a.chars for a in args) + _format_widths(node.node)
+            chars = subject.chars + sum(a.chars for a in args) + format_widths(node.node)
         elif node.name == "default" and args:
-            return _widest([subject, args[0]], steps)
+            return widest_of([subject, args[0]], steps)
         else:
             chars = subject.chars + sum(a.chars for a in args)
         return Est(chars=chars, items=max(subject.items, 1.0), steps=steps + subject.items)
@@ -317,7 +317,7 @@ class RenderCost:
         name = func.name if isinstance(func, nodes.Name) else None
         if name == "range":
             bounds = [a.number if a.number is not None else DATA_NUMBER for a in args]
-            count = _range_count(bounds)
+            count = range_count(bounds)
             return Est(chars=count * (math.log10(count + 1) + 3), items=count, steps=steps + count)
         if name == "lipsum":
             paragraphs = args[0].number if args and args[0].number is not None else 5.0
@@ -349,11 +349,11 @@ class RenderCost:
             if name != self._walking[-1]:
                 self._outer_hits += 1  # mutual recursion: the macros walked since then depend on it
             self._active[name] += self.mult
-            self._linear[name] = self._linear[name] and _shrinks(call, self.macros[name])
+            self._linear[name] = self._linear[name] and shrinks(call, self.macros[name])
             return Est(chars=0.0, steps=0.0)
         key = (name, tuple(round(math.log2(a.chars + 1)) if math.isfinite(a.chars) else -1 for a in args))
         body, branching, linear = self._memo[key] if key in self._memo else self._walk_macro(key, call, args)
-        calls = _recursive_calls(branching, linear, max((a.chars for a in args), default=1.0))
+        calls = recursive_calls(branching, linear, max((a.chars for a in args), default=1.0))
         return Est(chars=body.chars * calls, steps=body.steps * calls)
 
     def _walk_macro(self, key: tuple[str, tuple[int, ...]], call: nodes.Call,
@@ -378,129 +378,3 @@ class RenderCost:
         if self._outer_hits == hits:
             self._memo[key] = (body, branching, linear)  # reached no macro still being walked
         return body, branching, linear
-
-
-def _recursive_calls(branching: float, linear: bool, size: float) -> float:
-    if branching == 0:
-        return 1.0
-    if linear:  # each level's arguments are disjoint parts of the first: ~ one body per level
-        return min(float(RECURSION_DEPTH), 1.0 + math.log2(max(1.0, size / ITEM_CHARS)))
-    return float(RECURSION_DEPTH) if branching <= 1 else _power(1.0, branching, RECURSION_DEPTH)
-
-
-def _shrinks(call: nodes.Call, macro: nodes.Macro) -> bool:
-    """Every argument is a part of something (``x.items``, ``x[k]``, an item a loop in the macro
-    takes) and none is computed by arithmetic: the recursion walks down the data and ends with it."""
-    items = {n.name for loop in macro.find_all(nodes.For) for n in loop.target.find_all(nodes.Name)}
-    args = [*call.args, *(k.value for k in call.kwargs)]
-    return bool(args) and all(
-        not any(True for _ in a.find_all(_ARITHMETIC))
-        and (isinstance(a, nodes.Getattr | nodes.Getitem | nodes.Filter)
-             or (isinstance(a, nodes.Name) and a.name in items))
-        for a in args)
-
-
-def _growth(body: list[nodes.Node]) -> dict[str, float]:
-    """Variables a loop body sets from themselves -> how many copies of the old value the new one
-    holds (2 for ``s ~ s``; 2 at least when repeated or padded: ``s * 3``, ``s|join``)."""
-    factors: dict[str, float] = {}
-    for stmt in body:
-        for assign in stmt.find_all(nodes.Assign) if not isinstance(stmt, nodes.Assign) else [stmt]:
-            key = _key(assign.target)
-            uses = [n for n in assign.node.find_all((nodes.Name, nodes.Getattr)) if _key(n) == key]
-            if key is None or not uses:
-                continue
-            amplified = any(True for _ in assign.node.find_all((nodes.Mul, nodes.Filter, nodes.Call)))
-            copies = float(len(uses)) if len(uses) > 1 else (2.0 if amplified else 1.0)
-            factors[key] = max(factors.get(key, 0.0), copies)
-    return factors
-
-
-def _key(node: nodes.Node) -> str | None:
-    if isinstance(node, nodes.Name):
-        return node.name
-    if isinstance(node, nodes.NSRef | nodes.Getattr) and isinstance(getattr(node, "node", None), nodes.Name):
-        return f"{node.node.name}.{node.attr}"  # type: ignore[union-attr]
-    if isinstance(node, nodes.NSRef):
-        return f"{node.name}.{node.attr}"
-    return None
-
-
-def _field(subject: Est) -> Est:
-    """A field of a data value: at most the whole value, holding as many items as its size allows."""
-    return Est(chars=subject.chars, items=_items_in(subject.chars), steps=subject.steps + 1)
-
-
-def _const(value: object) -> Est:
-    if isinstance(value, bool) or value is None:
-        return Est(chars=5)
-    if isinstance(value, int | float):
-        return Est(chars=len(str(value)), number=abs(float(value)))
-    text = str(value)
-    return Est(chars=len(text), items=len(text))
-
-
-def _element(source: Est) -> Est:
-    """One item of what a loop iterates: a share of the whole, or a data item."""
-    if source.number is not None:
-        return Est(chars=20, number=source.items)
-    share = source.chars / max(source.items, 1.0)
-    return Est(chars=max(share, 1.0), items=_items_in(share), number=source.items if share < 8 else None)
-
-
-def _items_in(chars: float) -> float:
-    """Items a data value of ``chars`` characters can hold (a JSON item takes some characters)."""
-    return max(1.0, min(float(ITEMS), chars / ITEM_CHARS))
-
-
-def _sum(parts: list[Est]) -> Est:
-    return Est(chars=sum(p.chars for p in parts), items=sum(p.items for p in parts),
-               steps=sum(p.steps for p in parts) + 1)
-
-
-def _widest(parts: list[Est], steps: float) -> Est:
-    widest = max(parts, key=lambda p: p.chars, default=Est())
-    return replace(widest, steps=steps + max((p.steps for p in parts), default=0.0))
-
-
-def _number(node: nodes.BinExpr, left: float, right: float) -> float:
-    if isinstance(node, nodes.Pow):
-        if left <= 1:
-            return 1.0
-        return math.inf if right * math.log10(left) > 300 else float(left**right)
-    if isinstance(node, nodes.Mul):
-        return left * right
-    if isinstance(node, nodes.Add | nodes.Sub):
-        return left + right
-    if isinstance(node, nodes.Mod):
-        return right
-    return left  # / and //: never larger than the dividend in magnitude (divisor >= 1 or an error)
-
-
-def _range_count(bounds: list[float]) -> float:
-    if len(bounds) == 1:
-        return bounds[0]
-    start, stop = bounds[0], bounds[1]
-    step = max(bounds[2], 1.0) if len(bounds) > 2 else 1.0
-    return (start + stop) / step  # |stop - start| <= |stop| + |start|: magnitudes only
-
-
-def _format_widths(node: nodes.Node | None) -> float:
-    """Widths and precisions written in a constant printf-style format (``'%099999999d'``)."""
-    if not isinstance(node, nodes.Const) or not isinstance(node.value, str):
-        return 0.0
-    total, digits = 0.0, ""
-    for char in node.value + " ":
-        if char.isdigit():
-            digits += char
-        elif digits:
-            total += float(digits)
-            digits = ""
-    return total
-
-
-def _power(start: float, ratio: float, times: float) -> float:
-    if ratio <= 1:
-        return start
-    exponent = times * math.log10(ratio) + math.log10(max(start, 1.0))
-    return math.inf if exponent > 300 else float(10**exponent)

@@ -22,7 +22,7 @@ import pytest
 
 from app.core.findings import Finding, Severity
 from app.core.limits import DecompressionBomb, Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.verdict import Verdict
@@ -73,7 +73,7 @@ BOMBS: dict[str, Callable[[], bytes]] = {
 
 def vet_one(tmp_path: Path, name: str, data: bytes, limits: Limits = LIMITS) -> Report:
     (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), limits=limits, workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(limits=limits, workers=1))
 
 
 def bomb_findings(report: Report) -> list[Finding]:

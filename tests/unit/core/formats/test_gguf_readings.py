@@ -75,12 +75,12 @@ def test_an_alignment_every_loader_refuses_stays_malformed(kv: bytes, tensors: i
 
 def test_the_scanner_reports_the_differential_as_critical(tmp_path: Path) -> None:
     from app.core.findings import Severity
-    from app.core.pipeline import vet
+    from app.core.pipeline import VetOptions, vet
     from app.core.scanners.template_scanner import TemplateScanner
     from app.sources.local import LocalSource
 
     kv = kv_scalar("general.alignment", GGUFValueType.UINT32, 48)
     (tmp_path / "m.gguf").write_bytes(gguf_file([kv], [tensor_info("a", [16])], data=256, alignment=48))
-    report = vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
     [finding] = [f for f in report.findings if f.rule == "parser-differential"]
     assert finding.severity is Severity.CRITICAL and "candle" in finding.message

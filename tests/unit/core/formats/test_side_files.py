@@ -12,7 +12,7 @@ import pytest
 
 from app.core.findings import Severity
 from app.core.formats.pickle_sniff import acts_before_break
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.report_json import dump
 from app.core.scanners import all_scanners
@@ -33,7 +33,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes]) -> Report:
     for path, data in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _formats(report: Report) -> dict[str, str]:
@@ -117,7 +117,7 @@ def test_layout_reads_leave_the_report_the_same_at_any_worker_count(tmp_path: Pa
         (tmp_path / path).write_bytes(data)
     reports = []
     for workers in (1, 2, 8, 1):
-        doc = dump(vet(LocalSource(tmp_path), all_scanners(), workers=workers))
+        doc = dump(vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=workers)))
         doc["stats"].pop("seconds")
         reports.append(doc)
     assert all(doc == reports[0] for doc in reports[1:])

@@ -19,8 +19,10 @@ import pytest
 from app.core.findings import Finding, Severity
 from app.core.formats import zip_differential, zip_reader
 from app.core.formats.blobs import BytesBlob
-from app.core.formats.miniz_zip import MinizError, TorchArchive, read_archive, sorted_order
-from app.core.pipeline import vet
+from app.core.formats.miniz_entries import MinizError
+from app.core.formats.miniz_sort import sorted_order
+from app.core.formats.miniz_zip import TorchArchive, read_archive
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.verdict import Verdict
@@ -31,7 +33,7 @@ from tests.samples import benign, hostile, readings
 
 
 def _pickle_findings(folder: Path) -> list[Finding]:
-    report = vet(LocalSource(folder), [PickleScanner()], workers=1)
+    report = vet(LocalSource(folder), [PickleScanner()], options=VetOptions(workers=1))
     return [f for f in report.findings if f.scanner == PickleScanner.name]
 
 
@@ -96,7 +98,7 @@ def test_plain_checkpoints_read_alike() -> None:
 
 def test_a_plain_checkpoint_has_no_differential_through_all_scanners(tmp_path: Path) -> None:
     (tmp_path / "pytorch_model.bin").write_bytes(differential.plain_checkpoint())
-    report = vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    report = vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
     assert "parser-differential" not in {f.rule for f in report.findings}
     assert [f for f in report.findings if f.severity.rank >= Severity.MEDIUM.rank] == []
 

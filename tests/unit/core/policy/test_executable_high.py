@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy import evaluate, load_policy, make_decide
 from app.core.policy.floor import CODE_FORMATS
 from app.core.scanners import all_scanners
@@ -54,5 +54,5 @@ def test_hard_benign_text_beside_vendor_weights_is_approved(tmp_path: Path) -> N
     for name, text in SHAPES.items():
         (tmp_path / name).write_text(text)
     source = LocalSource(tmp_path, repo_id="nvidia/model", revision=REV)
-    report = vet(source, list(all_scanners()), decide=make_decide(load_policy(DEFAULT)), workers=1)
+    report = vet(source, list(all_scanners()), decide=make_decide(load_policy(DEFAULT)), options=VetOptions(workers=1))
     assert report.verdict is Verdict.APPROVE, report.decision.reasons

@@ -18,7 +18,7 @@ import pytest
 
 from app.core.findings import Severity
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.base import Scanner
 from app.sources.local import LocalSource
@@ -29,7 +29,7 @@ PAYLOAD = "echo pwned"
 
 def vet_with(scanner: Scanner, path: Path, limits: Limits | None = None) -> Report:
     """Vet with one scanner; every finding is one of its declared rules (or the pipeline's)."""
-    report = vet(LocalSource(path), [scanner], limits=limits)
+    report = vet(LocalSource(path), [scanner], options=VetOptions(limits=limits))
     assert {f.rule for f in report.findings} <= {r.id for r in scanner.rules} | {"unscanned"}
     assert all(f.scanner in (scanner.name, "pipeline") for f in report.findings)
     return report

@@ -16,7 +16,7 @@ import pytest
 
 from app.core.findings import Severity
 from app.core.formats.detect import Format, detect_format
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
@@ -26,7 +26,7 @@ from tests.samples import opcodes as op
 
 def _vet(folder: Path, name: str, data: bytes) -> Report:
     (folder / name).write_bytes(data)
-    return vet(LocalSource(folder), list(all_scanners()), workers=1)
+    return vet(LocalSource(folder), list(all_scanners()), options=VetOptions(workers=1))
 
 
 def _above_low(report: Report) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ import pytest
 
 from app.core.findings import Severity
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.binary_scanner import BinaryScanner
 from app.sources.local import LocalSource
@@ -87,7 +87,7 @@ def tar_bytes(members: dict[str, bytes], mode: str = "w") -> bytes:
 
 def vet_file(tmp_path: Path, name: str, data: bytes, limits: Limits | None = None) -> Report:
     (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), [BinaryScanner()], limits=limits, workers=1)
+    return vet(LocalSource(tmp_path), [BinaryScanner()], options=VetOptions(limits=limits, workers=1))
 
 
 def rules(report: Report) -> set[tuple[str, Severity, str | None]]:
@@ -191,7 +191,7 @@ def test_7z_with_windows_exe(tmp_path: Path) -> None:
     with py7zr.SevenZipFile(path, "w") as archive:
         archive.writestr(b"notes\n", "readme.txt")
         archive.writestr(pe(machine=0x14C), "setup.exe")
-    report = vet(LocalSource(tmp_path), [BinaryScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [BinaryScanner()], options=VetOptions(workers=1))
     assert rules(report) == {("archive-executable", Severity.HIGH, "setup.exe")}
 
 
@@ -290,7 +290,8 @@ def test_decompression_bomb_stops_at_the_limit(tmp_path: Path) -> None:
 def test_7z_bomb_stops_at_the_limit(tmp_path: Path) -> None:
     with py7zr.SevenZipFile(tmp_path / "b.7z", "w") as archive:
         archive.writestr(bytes(1024 * 1024), "zeros.bin")
-    report = vet(LocalSource(tmp_path), [BinaryScanner()], limits=Limits(max_decompressed_bytes=64 * 1024))
+    report = vet(LocalSource(tmp_path), [BinaryScanner()],
+                 options=VetOptions(limits=Limits(max_decompressed_bytes=64 * 1024)))
     assert ("limit-exceeded", Severity.HIGH, None) in rules(report)
 
 

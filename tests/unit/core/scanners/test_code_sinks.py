@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.python_code import names as pn
 from app.core.scanners.python_code import sinks
@@ -119,7 +119,7 @@ def test_a_name_bound_twice_is_not_an_instance() -> None:
 # -- shipped modules calling the newly covered sinks
 def _vet(tmp_path: Path, source: str) -> Report:
     (tmp_path / "modeling_x.py").write_text(source)
-    return vet(LocalSource(tmp_path), [RemoteCodeScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [RemoteCodeScanner()], options=VetOptions(workers=1))
 
 
 FAMILIES = {

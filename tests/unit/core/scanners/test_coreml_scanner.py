@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.core.findings import Severity
 from app.core.formats.detect import Format, detect_format
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
@@ -36,7 +36,7 @@ def _linked(file_name: str, search_path: str) -> bytes:
 def _vet(tmp_path: Path, data: bytes) -> Report:
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "Model.mlmodel").write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _coreml(report: Report) -> list[tuple[str, Severity, str | None]]:

@@ -83,6 +83,7 @@ def test_registered_custom_objects_count_as_outside_code(tmp_path: Path) -> None
     assert finding.rule == "keras-external-module" and "'Custom'" in finding.message
 
 
+@pytest.mark.advisory("CVE-2025-1550")
 @pytest.mark.parametrize("reference", [
     {"module": "keras.utils", "class_name": "function", "config": "get_file", "registered_name": "get_file"},
     {"module": "keras.config", "class_name": "function", "config": "enable_unsafe_deserialization",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy import load_policy
 from app.core.policy.engine import make_decide
 from app.core.scanners.links_scanner import LinksScanner
@@ -22,7 +22,7 @@ def test_corpus_case(tmp_path: Path, files: dict[str, str], expected: Expected) 
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     source = LocalSource(tmp_path, repo_id=expected.repo, revision=REV)
-    report = vet(source, [LinksScanner()], decide=make_decide(DEFAULT), workers=1)
+    report = vet(source, [LinksScanner()], decide=make_decide(DEFAULT), options=VetOptions(workers=1))
     rules = {f.rule for f in report.findings}
     shown = sorted((f.rule, f.message[:90]) for f in report.findings if f.rule != "upstream-link")
     assert expected.rules <= rules, shown

@@ -15,7 +15,7 @@ from app.core.findings import Finding, Severity
 from app.core.formats.blobs import BytesBlob
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.ports import SourceError
 from app.core.report import Report
 from app.core.scanners.links_scanner import LinksScanner
@@ -65,7 +65,7 @@ def _vet(tmp_path: Path, files: dict[str, str], limits: Limits | None = None) ->
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
-    return vet(LocalSource(tmp_path), [LinksScanner()], limits=limits, workers=1)
+    return vet(LocalSource(tmp_path), [LinksScanner()], options=VetOptions(limits=limits, workers=1))
 
 
 def _with(report: Report, rule: str) -> list[Finding]:
@@ -258,7 +258,7 @@ def test_text_behind_a_byte_order_mark_is_read_as_its_reader_would(
 ) -> None:
     # Decoded as UTF-8 these were noise (or hid the FROM): no finding at all, and "approve".
     (tmp_path / name).write_bytes(raw)
-    report = vet(LocalSource(tmp_path), [LinksScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [LinksScanner()], options=VetOptions(workers=1))
     assert rule in {f.rule for f in report.findings}
 
 

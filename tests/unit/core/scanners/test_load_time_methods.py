@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from app.core.findings import Finding, Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.python_code.load_time import DATA_FILE, HAND_METHODS, LOAD_TIME_METHODS
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
 from app.sources.local import LocalSource
@@ -27,7 +27,7 @@ SCRIPT = ROOT / "scripts" / "derive_load_methods.py"
 
 def _dangerous(tmp_path: Path, source: str) -> list[Finding]:
     (tmp_path / "modeling_x.py").write_text(textwrap.dedent(source))
-    report = vet(LocalSource(tmp_path), [RemoteCodeScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [RemoteCodeScanner()], options=VetOptions(workers=1))
     return [f for f in report.findings if f.rule in ("remote-code-dangerous", "remote-code-suspicious")]
 
 

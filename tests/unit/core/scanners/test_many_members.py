@@ -11,7 +11,7 @@ import zipfile
 
 from app.core.formats import zip_reader
 from app.core.formats.blobs import BudgetBlob, BytesBlob, PrefetchBlob, SourceBlob
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.binary_scanner import BinaryScanner
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.verdict import Verdict
@@ -41,7 +41,7 @@ def _many_members(n: int) -> bytes:
 def test_a_zip_of_many_tiny_members_is_read_in_batches() -> None:
     data = _many_members(MEMBERS)
     source = CountingSource({"many.zip": data})
-    report = vet(source, [BinaryScanner(), PickleScanner()], workers=1)
+    report = vet(source, [BinaryScanner(), PickleScanner()], options=VetOptions(workers=1))
     assert report.findings == ()
     assert report.files[0].scanned
     assert report.decision.verdict is Verdict.APPROVE

@@ -9,7 +9,7 @@ import pytest
 from app.core.findings import Severity
 from app.core.formats.blobs import BytesBlob
 from app.core.formats.gguf_header import MAX_KEPT_ARRAY, read_gguf
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
 from app.core.scanners.template_scanner import TemplateScanner
 from app.sources.local import LocalSource
@@ -22,7 +22,7 @@ CASES = [c for c in all_cases() if c.family == corpus.FAMILY]
 def _vet(tmp_path: Path, files: dict[str, bytes]):  # type: ignore[no-untyped-def]
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), [SafetensorsScanner(), TemplateScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [SafetensorsScanner(), TemplateScanner()], options=VetOptions(workers=1))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "hostile"], ids=lambda c: c.name)

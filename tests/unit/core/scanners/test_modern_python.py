@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.python_code.modern_syntax import parse_module, readable
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
@@ -68,7 +68,7 @@ def _vet(tmp_path: Path, module: str) -> Report:
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "config.json").write_text(CONFIG)
     (tmp_path / "modeling_x.py").write_text(module)
-    return vet(LocalSource(tmp_path), [RemoteCodeScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [RemoteCodeScanner()], options=VetOptions(workers=1))
 
 
 def _judged(report: Report) -> set[tuple[str, str, str]]:

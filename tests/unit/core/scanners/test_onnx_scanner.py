@@ -15,7 +15,7 @@ from app.core.formats.ranged_wire import Walk
 from app.core.formats.window import ByteWindow
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.scanners.onnx_scanner import OnnxScanner
@@ -29,7 +29,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes]) -> Report:
     for path, data in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _onnx(report: Report) -> list[tuple[str, Severity, str | None]]:
@@ -65,6 +65,7 @@ def test_external_data_inside_the_folder_is_clean(tmp_path: Path) -> None:
 
 # onnx/external_data_helper.py load_external_data_for_tensor and onnxruntime's
 # tensorprotoutils.cc GetExternalDataInfo: the location is joined to the model's folder and opened.
+@pytest.mark.advisory("CVE-2022-25882", "CVE-2024-27318")
 @pytest.mark.parametrize("location", [
     "../../etc/passwd", "/etc/passwd", "C:\\Windows\\win.ini", "\\\\host\\share\\w.bin", "sub/../../x.bin",
     "file:///etc/passwd", "..\\..\\secret", "*/_ORT_MEM_ADDR_/*",
@@ -96,6 +97,7 @@ def _subgraph_model(location: str) -> bytes:
     return w.model(w.graph([node]))
 
 
+@pytest.mark.advisory("CVE-2022-25882", "CVE-2024-27318")
 def test_external_data_in_a_subgraph_attribute_tensor_is_read(tmp_path: Path) -> None:
     model = _walk(_subgraph_model("/etc/shadow"))
     assert [t.values("location") for t in model.external] == [["/etc/shadow"], ["/etc/shadow"]]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners, openvino_scanner
 from app.sources.local import LocalSource
@@ -26,7 +26,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes]) -> Report:
     tmp_path.mkdir(exist_ok=True)
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _openvino(report: Report) -> list[tuple[str, Severity, str | None]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.core.findings import Severity
 from app.core.formats.sniff import TF_TABLE_MAGIC
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
@@ -18,7 +18,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes]) -> Report:
     for name, data in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _program(*op_types: str) -> bytes:

@@ -17,12 +17,13 @@ from app.core import report_json
 from app.core.findings import Severity
 from app.core.formats import zip_reader
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
+from app.core.scanners.base import PeersMode
 from app.core.scanners.modelscan_scanner import ModelscanScanner
 from app.core.scanners.peers import opcode_guard
-from app.core.scanners.peers.corroboration import SKIPPED_CLEAN, PeersMode
+from app.core.scanners.peers.corroboration import SKIPPED_CLEAN
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.picklescan_scanner import PicklescanScanner
 from app.examples.pickles import PickleWriter, TorchTensor, state_dict_pickle
@@ -39,7 +40,7 @@ PAYLOAD = ("os", "system", "echo pwned")
 
 
 def _vet(folder: Path, peers: PeersMode = "auto", limits: Limits | None = None) -> Report:
-    return vet(LocalSource(folder), all_scanners(), peers=peers, limits=limits, workers=1)
+    return vet(LocalSource(folder), all_scanners(), options=VetOptions(peers=peers, limits=limits, workers=1))
 
 
 def _engines(report: Report, path: str) -> dict[str, str]:
@@ -147,7 +148,7 @@ def test_the_opcode_guard_counts_a_stream_once_for_both_peers(
     counts = _count_calls(monkeypatch, opcode_guard, "count_pickle_ops")
     folder = _write(tmp_path / "r", "model.pkl", state_dict_pickle(TENSORS * 20))
     scanners: Sequence[object] = [PicklescanScanner(), ModelscanScanner()]
-    report = vet(LocalSource(folder), scanners, limits=Limits(max_pickle_opcodes=200), workers=1)  # type: ignore[arg-type]
+    report = vet(LocalSource(folder), scanners, options=VetOptions(limits=Limits(max_pickle_opcodes=200), workers=1))  # type: ignore[arg-type]
     assert len(counts) == 1
     assert {f.rule for f in report.findings} == {"limit-exceeded"}  # both peers refused, from the one count
     assert {f.scanner for f in report.findings} == set(PEERS)

@@ -12,7 +12,7 @@ from app.core.findings import Finding, Severity, Status
 from app.core.formats.blobs import BytesBlob
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.pickle_scanner import HANDLED_FORMATS, PickleScanner
@@ -21,7 +21,7 @@ from tests.samples import benign, hostile
 
 
 def scan_dir(folder: Path, limits: Limits | None = None) -> list[Finding]:
-    report = vet(LocalSource(folder), [PickleScanner()], limits=limits, workers=1)
+    report = vet(LocalSource(folder), [PickleScanner()], options=VetOptions(limits=limits, workers=1))
     return [f for f in report.findings if f.scanner == PickleScanner.name]
 
 
@@ -90,7 +90,7 @@ def _sparse_torch_zip(path: Path, big: int) -> None:
 def test_multi_gb_torch_zip_reads_under_one_percent(tmp_path: Path) -> None:
     path = tmp_path / "pytorch_model.bin"
     _sparse_torch_zip(path, 2 * 1024**3)
-    report = vet(LocalSource(tmp_path), [PickleScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [PickleScanner()], options=VetOptions(workers=1))
     assert report.files[0].format == "pytorch-zip" and report.files[0].scanned
     assert [f for f in report.findings if f.severity.rank >= Severity.MEDIUM.rank] == []
     assert report.stats.bytes_read < path.stat().st_size / 100

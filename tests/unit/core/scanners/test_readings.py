@@ -14,7 +14,7 @@ import pytest
 
 from app.core.findings import Finding, Severity
 from app.core.formats.detect import Format, detect_format
-from app.core.pipeline import RULE_POLYGLOT, vet
+from app.core.pipeline import RULE_POLYGLOT, VetOptions, vet
 from app.core.scanners.pickle_scanner import PickleScanner
 from app.core.scanners.safetensors_scanner import SafetensorsScanner
 from app.sources.local import LocalSource
@@ -26,7 +26,7 @@ DANGEROUS = "pickle-dangerous-global"
 
 def vet_one(tmp_path: Path, name: str, data: bytes) -> list[Finding]:
     (tmp_path / name).write_bytes(data)
-    report = vet(LocalSource(tmp_path), [PickleScanner(), SafetensorsScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [PickleScanner(), SafetensorsScanner()], options=VetOptions(workers=1))
     return list(report.findings)
 
 

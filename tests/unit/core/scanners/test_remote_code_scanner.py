@@ -13,7 +13,7 @@ import pytest
 from app.core.findings import Finding, Severity
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.remote_code_scanner import RemoteCodeScanner
 from app.sources.local import LocalSource
@@ -55,7 +55,7 @@ def _vet(tmp_path: Path, files: dict[str, str | bytes], repo: str | None = None,
             path.write_bytes(content)
         else:
             path.write_text(content)
-    return vet(LocalSource(tmp_path, repo_id=repo), [RemoteCodeScanner()], limits=limits, workers=1)
+    return vet(LocalSource(tmp_path, repo_id=repo), [RemoteCodeScanner()], options=VetOptions(limits=limits, workers=1))
 
 
 def _rules(report: Report) -> dict[str, Severity]:

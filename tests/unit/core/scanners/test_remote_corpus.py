@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy import load_policy
 from app.core.policy.engine import make_decide
 from app.core.report import Report
@@ -30,7 +30,7 @@ def _vet(tmp_path: Path, case: Case) -> Report:
         else:
             path.write_text(content)
     decide = make_decide(load_policy(POLICY))
-    return vet(LocalSource(tmp_path, repo_id=case.repo), all_scanners(), decide=decide, workers=1)
+    return vet(LocalSource(tmp_path, repo_id=case.repo), all_scanners(), decide=decide, options=VetOptions(workers=1))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from app.core.findings import Finding, Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.policy.activation import VARIABLES, referenced_repos
 from app.core.policy.facts import FindingFact
 from app.core.repo_refs import RepoReference, references_from
@@ -22,7 +22,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes], repo_id: str | None = None) ->
     for name, data in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path, repo_id=repo_id), [RepoReferenceScanner()], workers=1)
+    return vet(LocalSource(tmp_path, repo_id=repo_id), [RepoReferenceScanner()], options=VetOptions(workers=1))
 
 
 def _refs(report: Report) -> set[tuple[str, str | None, str, str]]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.safetensors_scanner import DTYPE_BITS, MAX_HEADER_BYTES, SafetensorsScanner
 from app.sources.local import LocalSource
@@ -43,7 +43,7 @@ def encode(header: Any, data_size: int, *, raw: bytes | None = None, length: int
 
 def vet_file(tmp_path: Path, data: bytes, name: str = "model.safetensors") -> Report:
     (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), [SafetensorsScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [SafetensorsScanner()], options=VetOptions(workers=1))
 
 
 def messages(report: Report) -> list[str]:
@@ -98,7 +98,7 @@ def test_large_sparse_shard_reads_only_the_header(tmp_path: Path) -> None:
     with path.open("r+b") as fh:
         fh.truncate(len(head) + size)  # ~8 GB, sparse: the data is never written or read
     started = time.monotonic()
-    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], options=VetOptions(workers=1))
     assert report.findings == ()
     header_length = len(head) - 8
     assert report.stats.bytes_read <= 8 + header_length + 4096  # + the pipeline's format sniff
@@ -137,7 +137,7 @@ def test_non_safetensors_content_under_a_safetensors_name(tmp_path: Path) -> Non
 
 def test_benign_file_with_another_name_is_not_claimed(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
-    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [SafetensorsScanner()], options=VetOptions(workers=1))
     assert report.findings[0].rule == "unscanned"  # no scanner took it: not ours
 
 

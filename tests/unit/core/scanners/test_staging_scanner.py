@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Finding
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.staging_scanner import StagingScanner
 from app.sources.local import LocalSource
@@ -17,7 +17,7 @@ def _vet(tmp_path: Path, files: dict[str, str]) -> Report:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    return vet(LocalSource(tmp_path), [StagingScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [StagingScanner()], options=VetOptions(workers=1))
 
 
 def _staging(report: Report) -> list[Finding]:

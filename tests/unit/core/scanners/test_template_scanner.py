@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.core.findings import Finding, Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.template_scanner import TemplateScanner
 from app.sources.local import LocalSource
@@ -130,7 +130,7 @@ def vet_files(tmp_path: Path, files: dict[str, bytes]) -> Report:
     for name, data in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
 
 
 def by_rule(report: Report, rule: str) -> list[Finding]:
@@ -224,7 +224,7 @@ def test_unreadable_config_is_not_silently_clean(tmp_path: Path, raw: bytes) -> 
 
 def test_oversized_template_file_hits_the_limit(tmp_path: Path) -> None:
     (tmp_path / "chat_template.jinja").write_bytes(b"x" * (4 * 1024 * 1024 + 1))
-    report = vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
     assert [(f.rule, f.severity) for f in report.findings] == [("limit-exceeded", Severity.HIGH)]
 
 
@@ -248,7 +248,7 @@ def write_gguf(path: Path, templates: str | list[dict[str, str]], big_endian: bo
 def test_real_gguf_header_and_templates(tmp_path: Path) -> None:
     write_gguf(tmp_path / "tiny.Q8_0.gguf", [{"name": "default", "template": LLAMA3},
                                               {"name": "tool_use", "template": QWEN3}])
-    report = vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
     assert worst(report) is Severity.INFO
     [header] = by_rule(report, "gguf-header")
     assert "GGUF v3 (little-endian): 2 tensors" in header.message
@@ -263,7 +263,7 @@ def test_real_gguf_header_and_templates(tmp_path: Path) -> None:
 
 def test_big_endian_gguf(tmp_path: Path) -> None:
     write_gguf(tmp_path / "be.gguf", CHATML_WITH_GENERATION, big_endian=True)
-    report = vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
     assert worst(report) is Severity.INFO
     assert "(big-endian)" in by_rule(report, "gguf-header")[0].message
 
@@ -271,7 +271,7 @@ def test_big_endian_gguf(tmp_path: Path) -> None:
 def test_gguf_with_injected_template(tmp_path: Path) -> None:
     write_gguf(tmp_path / "evil.gguf", [{"name": "default", "template": QWEN3},
                                          {"name": "rag", "template": HOSTILE["template-reference"]}])
-    report = vet(LocalSource(tmp_path), [TemplateScanner()], workers=1)
+    report = vet(LocalSource(tmp_path), [TemplateScanner()], options=VetOptions(workers=1))
     [finding] = by_rule(report, "template-injection")
     assert finding.member == "tokenizer.chat_template.rag"
 

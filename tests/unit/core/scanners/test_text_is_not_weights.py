@@ -21,7 +21,7 @@ from app.core.findings import FindingSink, Severity
 from app.core.formats.blobs import BytesBlob
 from app.core.formats.detect import Format, detect_format, looks_like_pickle
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
@@ -39,7 +39,7 @@ P0_PAYLOAD = b"cos\nsystem\n(S'" + INERT + b"'\ntR."
 def _vet(folder: Path, files: dict[str, bytes]) -> Report:
     for name, raw in files.items():
         (folder / name).write_bytes(raw)
-    return vet(LocalSource(folder), list(all_scanners()), workers=1)
+    return vet(LocalSource(folder), list(all_scanners()), options=VetOptions(workers=1))
 
 
 def _above_low(report: Report) -> list[tuple[str, str, str]]:

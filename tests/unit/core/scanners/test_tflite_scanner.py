@@ -14,7 +14,7 @@ from app.core.formats.blobs import BudgetBlob, BytesBlob
 from app.core.formats.detect import Format, detect_format
 from app.core.formats.flatbuffer import FlatError
 from app.core.formats.tflite_model import read_model
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.sources.local import LocalSource
@@ -24,7 +24,7 @@ from tests.corpus import tflite_writer as w
 def _vet(tmp_path: Path, data: bytes, name: str = "model.tflite") -> Report:
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), all_scanners(), workers=1)
+    return vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(workers=1))
 
 
 def _tflite(report: Report) -> list[tuple[str, Severity, str | None]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.findings import Severity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.unknown_scanner import UnknownContentScanner
 from app.sources.local import LocalSource
@@ -16,7 +16,7 @@ from app.sources.local import LocalSource
 
 def vet_file(tmp_path: Path, name: str, data: bytes) -> Report:
     (tmp_path / name).write_bytes(data)
-    return vet(LocalSource(tmp_path), [UnknownContentScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [UnknownContentScanner()], options=VetOptions(workers=1))
 
 
 def test_random_binary_is_low_with_hex_evidence(tmp_path: Path) -> None:

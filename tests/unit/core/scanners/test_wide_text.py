@@ -13,7 +13,7 @@ import pytest
 from app.core.formats.detect import Format
 from app.core.formats.text_encoding import WIDE_ENCODINGS
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.core.scanners.links_scanner import LinksScanner
@@ -43,7 +43,7 @@ def _vet(tmp_path: Path, files: dict[str, bytes], scanners: tuple[object, ...] |
          limits: Limits | None = None) -> Report:
     for name, raw in files.items():
         (tmp_path / name).write_bytes(raw)
-    return vet(LocalSource(tmp_path), list(scanners or all_scanners()), limits=limits, workers=1)  # type: ignore[arg-type]
+    return vet(LocalSource(tmp_path), list(scanners or all_scanners()), options=VetOptions(limits=limits, workers=1))  # type: ignore[arg-type]
 
 
 def _outcome(report: Report) -> set[tuple[str, str, str]]:

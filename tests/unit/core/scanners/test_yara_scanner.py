@@ -13,7 +13,7 @@ from app.core.findings import Severity, Status
 from app.core.formats.blobs import BytesBlob
 from app.core.limits import Limits
 from app.core.manifest import ManifestFile, RepoIdentity
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners import yara_scanner
 from app.core.scanners.base import ScanContext
@@ -27,7 +27,7 @@ ELF_HEAD = b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"\x03\x00\x3e\x00" + b"\x00" 
 def _vet(tmp_path: Path, files: dict[str, bytes], limits: Limits | None = None) -> Report:
     for name, content in files.items():
         (tmp_path / name).write_bytes(content)
-    return vet(LocalSource(tmp_path), [YaraScanner()], limits=limits, workers=1)
+    return vet(LocalSource(tmp_path), [YaraScanner()], options=VetOptions(limits=limits, workers=1))
 
 
 def test_rules_are_generated_from_rule_files() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.core.findings import Finding, Severity
 from app.core.manifest import ManifestFile
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.report import Report
 from app.core.scanners.links_scanner import LinksScanner
 from app.sources.local import LocalSource
@@ -35,7 +35,7 @@ def _vet(tmp_path: Path, files: dict[str, str]) -> Report:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
-    return vet(LocalSource(tmp_path), [LinksScanner()], workers=1)
+    return vet(LocalSource(tmp_path), [LinksScanner()], options=VetOptions(workers=1))
 
 
 def _found(report: Report) -> set[tuple[str, str, str | None]]:

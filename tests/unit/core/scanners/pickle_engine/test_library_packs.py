@@ -14,7 +14,7 @@ from modelscan.settings import DEFAULT_SETTINGS
 
 from app.core.findings import FindingSink
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine import library_packs
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
@@ -278,5 +278,5 @@ def test_vendor_repos_of_library_pickles_are_approved_with_every_peer(case: str,
     files = {c.name: c for c in all_cases() if c.family == shapes.FAMILY}[case].files()
     for path, data in files.items():
         (tmp_path / path).write_bytes(data)
-    report = vet(LocalSource(tmp_path), all_scanners(), peers="always")
+    report = vet(LocalSource(tmp_path), all_scanners(), options=VetOptions(peers="always"))
     assert not [f for f in report.findings if f.severity.value in ("high", "critical")], report.findings

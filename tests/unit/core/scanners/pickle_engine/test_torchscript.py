@@ -13,7 +13,7 @@ import pytest
 from app.core.findings import Finding, FindingSink, Severity
 from app.core.formats.blobs import BytesBlob
 from app.core.limits import Limits
-from app.core.pipeline import vet
+from app.core.pipeline import VetOptions, vet
 from app.core.scanners import all_scanners
 from app.core.scanners.pickle_engine import torch_pickle, torchscript_code
 from app.core.scanners.pickle_engine.torch_pickle import read_torch_pickle
@@ -41,7 +41,7 @@ def serious(findings: list[Finding]) -> set[tuple[str, str | None]]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.key for c in CASES])
 def test_case_through_all_scanners(case: Case, tmp_path: Path) -> None:
-    report = vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), workers=1)
+    report = vet(LocalSource(case.write(tmp_path / "repo")), all_scanners(), options=VetOptions(workers=1))
     if case.kind == "hostile":
         fired = [f for f in report.findings if f.rule == case.rule]
         assert fired and max(f.severity.rank for f in fired) >= Severity.HIGH.rank, sorted(
@@ -64,6 +64,7 @@ def test_benign_archive_pickles_are_read_as_torchscript_not_as_python() -> None:
     assert serious(walk(corpus.lite_net())) == set()
 
 
+@pytest.mark.advisory("CVE-2025-32434")
 def test_a_file_write_in_the_code_is_critical_and_names_the_line() -> None:
     found = [f for f in walk(corpus.file_write_code()) if f.rule == "torchscript-file-or-network-op"]
     assert [(f.severity, f.member) for f in found] == [(Severity.CRITICAL, "model/code/__torch__.py")]
@@ -86,6 +87,7 @@ def test_a_broken_torchscript_pickle_keeps_the_python_reading() -> None:
     assert ("pickle-broken-stream", "model/data.pkl") in serious(walk(ts.archive("model", records)))
 
 
+@pytest.mark.advisory("CVE-2025-32434")
 def test_bytecode_operators_are_judged_like_code() -> None:
     # torch/csrc/jit/mobile/import.cpp: the lite interpreter resolves bytecode.pkl's operator names.
     records = corpus._net_records()
@@ -260,6 +262,7 @@ def test_torch_load_storages_are_checked_from_the_generic_reading() -> None:
         (Severity.CRITICAL, "pytorch_model/data.pkl", "0: declared 64, record 60")]
 
 
+@pytest.mark.advisory("CVE-2026-24747")
 @pytest.mark.parametrize(("target", "fault"), [
     # a storage from persistent_load, then SETITEMS on it (the CVE-2026-24747 shape)
     (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ", "a storage"),
@@ -284,6 +287,7 @@ def test_setitems_in_a_bare_pickle_counts_where_torch_load_is_pointed(name: str,
     assert [f.severity for f in sink.findings if f.rule == "torch-setitem-non-dict"] == expected
 
 
+@pytest.mark.advisory("CVE-2026-24747")
 def test_setitems_on_a_list_in_a_legacy_checkpoint_is_critical() -> None:
     # torch/serialization.py _legacy_load unpickles the object with the same weights_only Unpickler.
     import pickle
