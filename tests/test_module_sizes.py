@@ -7,16 +7,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
 MAX_LINES = 400
-_PICKLE_SPLIT = "split on branch i26-pickle (issue 26), not yet merged: drop this entry when it is"
 EXCEPTIONS = {
     "app/db/repository.py": "the review's split (version queries to db/version.py, repo listing to db/repos.py) "
                             "waits for the parallel i26-ids and i26-gate branches, which edit these files",
-    "app/core/scanners/pickle_engine/analysis.py": _PICKLE_SPLIT,
-    "app/core/scanners/pickle_engine/reader.py": _PICKLE_SPLIT,
-    "app/core/scanners/pickle_engine/torch_pickle.py": _PICKLE_SPLIT,
-    "app/core/scanners/pickle_engine/walker.py": _PICKLE_SPLIT,
-    "app/core/scanners/python_code/constants.py": _PICKLE_SPLIT,
-    "app/core/scanners/python_code/effects.py": _PICKLE_SPLIT,
 }
 
 
