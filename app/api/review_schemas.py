@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.ids import COMMIT_PATTERN
 from app.services.reviews import MAX_REASON, ReviewResult
 
 
@@ -14,7 +15,7 @@ class ReviewIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     repo: str = Field(max_length=200, description="ORG/NAME on the hub.")
-    revision: str = Field(pattern=r"^[0-9a-f]{40}$", description="The vetted 40-hex commit.")
+    revision: str = Field(pattern=COMMIT_PATTERN, description="The vetted 40-hex commit.")
     decision: Literal["approve", "reject"]
     reason: str = Field(min_length=1, max_length=MAX_REASON, description="Why; kept in the audit log.")
 

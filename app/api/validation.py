@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, lazily exported
 
 from app.api.errors import ApiError
-
-_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/\-]{0,255}")
+from app.core.ids import parse_revision
 
 # The same rules as patterns for the OpenAPI schema (ASCII, as the hub's): what they cannot say is
 # in the descriptions. Checked by the functions below, so a refusal keeps its own error code.
 _PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
 ORG_PATTERN = f"^{_PART}$"
 REPO_PATTERN = f"^{_PART}/{_PART}$"
-REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,255}$"
 CURSOR_PATTERN = r"^[A-Za-z0-9_-]{1,400}$"  # unpadded url-safe base64, as GET /repos hands them out
 JOB_ID_PATTERN = r"^[0-9A-Za-z_-]{1,64}$"
 REPO_RULES = "ORG/NAME on the hub: letters, digits, `_`, `.`, `-`, each part 1-96 long, starting and " \
@@ -41,9 +37,10 @@ def repo_id(value: str) -> str:
 
 
 def revision(value: str) -> str:
-    if not _REVISION.fullmatch(value) or ".." in value or "//" in value or value.endswith("/"):
-        raise ApiError(422, "invalid-revision", f"not a branch, tag or commit: {value[:100]!r}")
-    return value
+    try:
+        return parse_revision(value)
+    except ValueError as exc:
+        raise ApiError(422, "invalid-revision", str(exc)) from exc
 
 
 def org(value: str) -> str:

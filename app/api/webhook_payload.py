@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api import validation
 from app.api.errors import ApiError
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 
 MAX_REFS = 100  # a push updates a handful of refs; more is not a Hub payload
 DELETED = "0" * 40  # the Hub's newSha for a deleted ref

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from app.cli import exit_codes
 from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
 from app.cli.progress import vet_progress
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 from app.core.limits import Limits
 from app.core.ports import SourceError
 from app.core.report import Report

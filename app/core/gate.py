@@ -6,11 +6,10 @@ them under the active policy; this module only says what those facts mean for a 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
-SHA1 = re.compile(r"[0-9a-f]{40}")
+from app.core.ids import is_commit as is_commit  # re-exported only for app/api/fastgate.py, until the merge
 
 
 @dataclass(frozen=True)
@@ -57,10 +56,6 @@ class Moved:
 
 
 Answer = Approved | Denied | NotVetted | Moved
-
-
-def is_commit(revision: str | None) -> bool:
-    return revision is not None and SHA1.fullmatch(revision) is not None
 
 
 def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]) -> Answer:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from app.core.findings import Finding, Severity
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 
 REFERENCE_RULE = "repo-reference"
 TOO_MANY_RULE = "too-many-references"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 from app.db.models import RepoRow, ReportRow, RevisionRow
 
 DEFAULT_BRANCH = "main"

@@ -13,13 +13,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.core.ids import is_commit
 from app.hubfixture.hashing import HashCache
 from app.hubfixture.meta import RepoMeta, load_repo_meta, load_snapshot_meta
 from app.hubfixture.snapshot import Snapshot, build_snapshot
 
 MAIN = "main"
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Repo:
         name = self._target(revision)
         if name is not None:
             return self.snapshot(name)
-        return self.by_commit(revision) if _SHA.fullmatch(revision) else None
+        return self.by_commit(revision) if is_commit(revision) else None
 
     def _target(self, revision: str) -> str | None:
         branches, tags, prs = self.ref_targets()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from app.core.gate import Approved
+from app.core.ids import is_commit
 from app.core.ports import SourceError
 from app.errors import HfvetError
 from app.services.gating import GateResult
@@ -28,7 +28,6 @@ FileDoneFn = Callable[[str, int], None]  # (repo path, bytes) once a file is fet
 # huggingface_hub keeps its local_dir bookkeeping here: expected in staging, never moved into place.
 CLIENT_BOOKKEEPING = PurePosixPath(".cache/huggingface")
 _CHUNK = 1 << 20
-_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 class DownloadError(HfvetError):
@@ -79,7 +78,7 @@ def download(
     on_file: FileDoneFn | None = None,
 ) -> Landed:
     """Fetch every manifest file into staging beside ``local_dir``, verify all, then move them in."""
-    if not _COMMIT.fullmatch(sha):
+    if not is_commit(sha):
         raise DownloadError(f"{sha[:80]!r} is not a 40-hex commit: only an exact commit is downloaded")
     entries = parse_manifest(manifest)
     local_dir = local_dir.absolute()

@@ -11,7 +11,8 @@ from datetime import UTC, date, datetime
 from functools import cached_property, partial
 from typing import Any
 
-from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
+from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate
+from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy, PolicyError, load_policy
 from app.core.policy.engine import reads_references
 from app.core.ports import SourceError

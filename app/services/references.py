@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.core.gate import Approved, decide_gate, is_commit
+from app.core.gate import Approved, decide_gate
+from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy
 from app.core.policy.facts import ReferenceFact, ReferenceJudge
 from app.core.ports import SourceError

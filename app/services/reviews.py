@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.core.gate import Outcome, is_commit
+from app.core.gate import Outcome
+from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy
 from app.core.review import DECISIONS, Review, apply_review, refusal
 from app.db import reviews

@@ -12,10 +12,10 @@ from typing import Any
 
 from huggingface_hub.hf_api import ModelInfo, RepoFile, RepoSibling
 
+from app.core.ids import is_commit
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.sources.hub_errors import HubProtocolError
 
-_SHA1 = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -54,9 +54,9 @@ def reconcile_tree(manifest: Manifest, tree: list[RepoFile]) -> Manifest:
 
 def pinned_commit(info: ModelInfo, requested: str) -> str:
     sha = info.sha or ""
-    if not _SHA1.fullmatch(sha):
+    if not is_commit(sha):
         raise HubProtocolError(f"{info.id}: {requested!r} did not resolve to a 40-hex commit (got {sha!r})")
-    if _SHA1.fullmatch(requested) and requested != sha:
+    if is_commit(requested) and requested != sha:
         raise HubProtocolError(f"{info.id}: asked for commit {requested}, the hub answered for {sha}")
     return sha
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 from app.web.page import PageError
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9._-]{1,96}")

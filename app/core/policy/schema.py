@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from app.core.ids import COMMIT_HEX
 from app.core.policy.cel import canonical_cel, compile_cel
 from app.core.policy.schema_vendors import (
     Identity,
@@ -29,7 +30,7 @@ TIERS: tuple[TierName, ...] = ("vendor-official", "trusted", "third-party")
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 RepoId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")]
-Revision = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{40}|\*)$")]
+Revision = Annotated[str, StringConstraints(pattern=rf"^({COMMIT_HEX}|\*)$")]
 ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from app.api import validation
 from app.api.errors import ApiError
+from app.core.ids import REVISION_PATTERN
 from app.server import create_app
 
 SCHEMA = create_app().openapi()
@@ -63,8 +64,8 @@ def parameter(path: str, method: str, name: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("path", "method", "name", "pattern"), [
     ("/gate", "get", "repo", validation.REPO_PATTERN), ("/vet", "post", "repo", validation.REPO_PATTERN),
-    ("/gate", "get", "revision", validation.REVISION_PATTERN),
-    ("/vet", "post", "revision", validation.REVISION_PATTERN),
+    ("/gate", "get", "revision", REVISION_PATTERN),
+    ("/vet", "post", "revision", REVISION_PATTERN),
     ("/repos", "get", "org", validation.ORG_PATTERN), ("/repos", "get", "cursor", validation.CURSOR_PATTERN),
     ("/repos/{org}/{name}", "get", "org", validation.ORG_PATTERN),
     ("/repos/{org}/{name}", "get", "name", validation.ORG_PATTERN),
@@ -90,7 +91,7 @@ ID_TEXT = st.text(st.sampled_from("aZ09_.-/ö"), max_size=12)
 def test_what_the_api_accepts_matches_the_documented_pattern(value: str) -> None:
     """Every id accepted matches the pattern; a matching one is refused only by the rules the description adds."""
     for check, pattern in ((validation.repo_id, validation.REPO_PATTERN), (validation.org, validation.ORG_PATTERN),
-                           (validation.revision, validation.REVISION_PATTERN)):
+                           (validation.revision, REVISION_PATTERN)):
         matches = re.fullmatch(pattern, value) is not None
         if accepted(check, value):
             assert matches, (check.__name__, value)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.core.gate import Approved, Denied, Moved, NotVetted, Outcome, decide_gate, is_commit
+from app.core.gate import Approved, Denied, Moved, NotVetted, Outcome, decide_gate
+from app.core.ids import is_commit
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 A, B, C = "a" * 40, "b" * 40, "c" * 40
