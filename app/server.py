@@ -21,8 +21,9 @@ from app.jobs.interface import JobQueue
 from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
 from app.jobs.processes import ProcessVets
-from app.services.gating import Resolver, active_policy
 from app.services.hub_resolutions import SharedResolver
+from app.services.outcomes import Resolver
+from app.services.policies import active_policy
 from app.services.polling import poll_once
 from app.services.store import open_store
 from app.services.vetting import job_vet

@@ -29,8 +29,8 @@ from benchlib import emit, machine_info, make_parser, median, table
 from app.db.models import RepoRow, ReportRow, ReviewRow, RevisionRow
 from app.db.repository import OrgFilter, repo_page
 from app.server import create_app
-from app.services.gating import active_policy
 from app.services.listing import encode_cursor
+from app.services.policies import active_policy
 from app.services.store import open_store
 from app.settings import Settings
 

@@ -171,7 +171,7 @@ def vet_as_vendor_and_third_party(folder: Path, vendor_id: str, third_party_id: 
     from app.core.pipeline import VetOptions, vet
     from app.core.policy.engine import make_decide
     from app.core.scanners import all_scanners
-    from app.services.vetting import policy_for
+    from app.services.policies import policy_for
     from app.settings import Settings
     from app.sources.local import LocalSource
 

@@ -309,7 +309,7 @@ def main() -> int:
     parser.add_argument("--details", action="store_true", help="list every loader finding per repo")
     parser.add_argument("--json", type=Path, help="write every result as JSON here")
     args = parser.parse_args()
-    from app.services.vetting import policy_for
+    from app.services.policies import policy_for
     from app.settings import Settings
 
     policy = policy_for(None, Settings())

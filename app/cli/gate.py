@@ -79,7 +79,8 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
     from app.settings import Settings
 
     settings = Settings()  # first: a bad setting refuses before the store and the policy engine load
-    from app.services.gating import active_policy, gate
+    from app.services.gating import gate
+    from app.services.policies import active_policy
     from app.services.references import Bounds
     from app.services.store import open_store
     from app.sources.hub import HubClient, resolve_revision  # the hub only for a branch

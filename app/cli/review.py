@@ -73,7 +73,7 @@ def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
 
 
 def _local(settings: Settings, repo: str, revision: str, decision: str, reason: str) -> None:
-    from app.services.gating import active_policy
+    from app.services.policies import active_policy
     from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
     from app.services.store import open_store
 

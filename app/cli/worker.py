@@ -61,7 +61,7 @@ def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
     from app.jobs.connection import working_app
     from app.jobs.tasks import register
     from app.server import hub_resolver
-    from app.services.gating import active_policy
+    from app.services.policies import active_policy
     from app.services.store import open_store
     from app.services.vetting import job_vet
 

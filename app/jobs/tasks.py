@@ -11,7 +11,7 @@ from app.jobs.attempt import BACKOFF_BASE, HUB_RETRIES, Attempt, RetryLater
 from app.jobs.connection import REVET_QUEUE, REVET_TASK, VET_QUEUE, VET_TASK
 from app.jobs.inprocess import VetFn
 from app.jobs.pgqueue import ProcrastinateQueue
-from app.services.gating import Resolver
+from app.services.outcomes import Resolver
 from app.services.revetting import revet_once
 
 RETRY = RetryStrategy(max_attempts=HUB_RETRIES, exponential_wait=BACKOFF_BASE, retry_exceptions={RetryLater})

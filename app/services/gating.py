@@ -13,22 +13,16 @@ from typing import Any
 
 from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate
 from app.core.ids import is_commit
-from app.core.policy import LoadedPolicy, PolicyError, load_policy
+from app.core.policy import LoadedPolicy
 from app.core.policy.engine import reads_references
 from app.core.ports import SourceError
 from app.core.repo_refs import RepoReference
 from app.db.repository import StoredReport, manifest_of, reports_for, repos_written_since, store_version
 from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
-from app.errors import HfvetError, InputError
-from app.services.outcomes import LOCAL_SCAN as LOCAL_SCAN
-from app.services.outcomes import Resolver as Resolver
-from app.services.outcomes import is_local_scan as is_local_scan
-from app.services.outcomes import outcome as outcome
-from app.services.outcomes import policy_outcome as policy_outcome
-from app.services.outcomes import stored_references
+from app.errors import HfvetError
+from app.services.outcomes import Resolver, outcome, stored_references
 from app.services.references import Bounds, StoreJudge
-from app.settings import Settings
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
 
 
@@ -70,15 +64,6 @@ class GateResult:
     def body(self) -> bytes:
         """The JSON answer, rendered once per result (cached answers are served again and again)."""
         return json.dumps(self.to_dict(), separators=(",", ":")).encode()
-
-
-def active_policy(settings: Settings) -> LoadedPolicy:
-    if str(settings.policy) == "interim":  # vetting.INTERIM: a per-command choice, never the active policy
-        raise InputError("HFVET_POLICY=interim is not a trust policy: the gate needs one (e.g. default)")
-    try:
-        return load_policy(settings.resolve_policy(settings.policy))
-    except PolicyError as exc:
-        raise InputError(f"the active policy (HFVET_POLICY={settings.policy}) does not load: {exc}") from exc
 
 
 def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy, resolve: Resolver,

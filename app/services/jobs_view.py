@@ -7,7 +7,7 @@ from app.core.jobs import VetJob
 from app.core.policy import LoadedPolicy
 from app.db.repository import report_by_id
 from app.db.session import Store
-from app.services.gating import outcome
+from app.services.outcomes import outcome
 
 
 def job_report(store: Store, policy: LoadedPolicy, job: VetJob) -> Outcome | None:

@@ -24,7 +24,7 @@ from app.core.review import Review
 from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
 from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
-from app.services.gating import outcome
+from app.services.outcomes import outcome
 from app.services.references import StoreJudge, store_only_judge
 
 Tier = Literal["vendor-official", "trusted", "third-party"]

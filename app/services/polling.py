@@ -17,7 +17,8 @@ from app.db.repository import reports_for
 from app.db.session import Store
 from app.db.watch import watched_refs
 from app.errors import HfvetError
-from app.services.gating import Resolver, gate
+from app.services.gating import gate
+from app.services.outcomes import Resolver
 
 if TYPE_CHECKING:
     from app.core.jobs import VetJob

@@ -18,7 +18,7 @@ from app.db.audit import AuditEntry
 from app.db.repository import StoredReport, newest_reports, reports_for
 from app.db.reviews import effective_reviews, reviewed_repos
 from app.db.session import Store
-from app.services.gating import is_local_scan, outcome
+from app.services.outcomes import is_local_scan, outcome
 from app.services.references import store_only_judge
 
 

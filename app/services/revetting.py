@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from app.core.policy import LoadedPolicy
 from app.db.repository import StoredReport, newest_reports
 from app.db.session import Store
-from app.services.gating import Resolver, is_local_scan, policy_outcome
+from app.services.outcomes import Resolver, is_local_scan, policy_outcome
 from app.services.polling import PollResult, poll_once
 
 if TYPE_CHECKING:

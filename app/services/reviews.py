@@ -21,7 +21,7 @@ from app.db import reviews
 from app.db.session import Store
 from app.db.tokens import ROLES
 from app.errors import HfvetError
-from app.services.gating import LOCAL_SCAN, is_local_scan, policy_outcome
+from app.services.outcomes import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError
 
 MAX_REASON = 2000

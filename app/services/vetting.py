@@ -19,54 +19,16 @@ from app.core.report import Report
 from app.core.scanners import all_scanners
 from app.errors import InputError
 from app.services.identity import identity_check
+from app.services.policies import decide_for, policy_for
 from app.settings import Settings
 from app.sources.local import LocalSource
 
 if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
     from app.core.jobs import VetJob
-    from app.core.policy.loader import LoadedPolicy
     from app.db.session import Store
 
 # (number of files, label) -> a context yielding the per-file callback, or None for no progress.
 ProgressFactory = Callable[[int, str], AbstractContextManager[ProgressFn | None]]
-
-
-INTERIM = "interim"  # `--policy interim`: the severity-only verdict, chosen explicitly
-
-
-def decide_for(policy_path: Path | None, settings: Settings) -> DecideFn:
-    """The decision of ``--policy`` when given, else of the active policy (``HFVET_POLICY``).
-
-    The severity-only interim verdict is never a default: only ``--policy interim`` asks for it,
-    and it cannot be the active policy, since the gate needs a real one to re-decide reports.
-    """
-    policy = policy_for(policy_path, settings)
-    if policy is None:
-        return default_decide
-    from app.core.policy.engine import make_decide  # the policy engine (and its CEL parser): only when one decides
-
-    return make_decide(policy)
-
-
-def policy_for(policy_path: Path | None, settings: Settings) -> LoadedPolicy | None:
-    """The policy of ``--policy`` when given, else the active one; None for the interim verdict."""
-    if policy_path is None:
-        if is_interim(settings.policy):
-            raise InputError(f"HFVET_POLICY={INTERIM} is not a trust policy; use `--policy {INTERIM}` on one command")
-        policy_path = settings.policy
-    if is_interim(policy_path):
-        return None
-    from app.core.policy.errors import PolicyError
-    from app.core.policy.loader import load_policy
-
-    try:
-        return load_policy(settings.resolve_policy(policy_path))
-    except PolicyError as exc:
-        raise InputError(str(exc)) from exc
-
-
-def is_interim(policy: Path) -> bool:
-    return str(policy) == INTERIM
 
 
 def default_limits(settings: Settings) -> Limits:

@@ -16,7 +16,8 @@ from app.examples import build_examples
 from app.hubfixture import AppServer
 from app.hubfixture.app import create_app
 from app.services.downloads import VerificationError, download_approved
-from app.services.gating import active_policy, gate
+from app.services.gating import gate
+from app.services.policies import active_policy
 from app.services.store import open_store
 from app.settings import Settings
 from app.sources.hub import HubClient

@@ -18,7 +18,9 @@ from app.examples import build_examples
 from app.hubfixture import FixtureHub
 from app.jobs.inprocess import InProcessQueue
 from app.server import hub_resolver
-from app.services.gating import GateError, Resolver, active_policy, gate
+from app.services.gating import GateError, gate
+from app.services.outcomes import Resolver
+from app.services.policies import active_policy
 from app.services.polling import PollResult, poll_once
 from app.services.store import open_store
 from app.services.vetting import record, vet_remote

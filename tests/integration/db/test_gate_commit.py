@@ -21,7 +21,8 @@ from app.db.repository import report_by_id, reports_for
 from app.db.reviews import effective_reviews
 from app.db.session import Store, upgrade
 from app.services import gating
-from app.services.gating import GateCache, cached_gate, gate_commit, outcome
+from app.services.gating import GateCache, cached_gate, gate_commit
+from app.services.outcomes import outcome
 from tests.integration.api.stored import no_hub, policy, report, save
 
 DEFAULT, STRICT = policy("default"), policy("strict")

@@ -14,7 +14,7 @@ from app.core.report import Report
 from app.core.verdict import Decision, PolicyRef, Verdict
 from app.db.repository import save_report
 from app.db.session import Store, upgrade
-from app.services.gating import active_policy
+from app.services.policies import active_policy
 from app.services.revetting import stale_approvals
 from app.settings import Settings
 from tests.fakes import MemorySource, TextScanner
