@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -33,5 +33,4 @@ def newest_of_action(session: Session, action: str, limit: int = 50) -> list[Aud
 
 
 def _entry(row: AuditRow) -> AuditEntry:
-    at = row.at if row.at.tzinfo else row.at.replace(tzinfo=UTC)  # SQLite drops the zone
-    return AuditEntry(at, row.actor, row.action, row.subject, row.detail)
+    return AuditEntry(row.at, row.actor, row.action, row.subject, row.detail)

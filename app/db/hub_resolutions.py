@@ -32,7 +32,7 @@ def fresh(session: Session, repo: str, revision: str, *, ok_since: datetime,
                                                          HubResolutionRow.revision == revision)).scalar_one_or_none()
     if row is None:
         return None
-    at = _aware(row.resolved_at, ok_since)
+    at = row.resolved_at
     if at <= (ok_since if row.sha is not None else failed_since):
         return None
     return Resolution(row.sha, row.error, at)
@@ -51,8 +51,3 @@ def record(session: Session, repo: str, revision: str, found: Resolution, ttl: f
               "resolved_at": statement.excluded.resolved_at}))
     stale = found.resolved_at - timedelta(seconds=max(ttl, 1.0) * KEEP_FOR)
     session.execute(delete(HubResolutionRow).where(HubResolutionRow.resolved_at < stale))
-
-
-def _aware(at: datetime, like: datetime) -> datetime:
-    """SQLite gives naive datetimes back (stored as UTC): compare them as the aware ones they were."""
-    return at.replace(tzinfo=like.tzinfo) if at.tzinfo is None else at

@@ -70,11 +70,5 @@ def requeue_interrupted(session: Session, max_attempts: int) -> list[str]:
 
 def to_job(row: VetRow) -> VetJob:
     return VetJob(row.id, row.repo_id, row.requested_revision, row.sha, row.policy_name, row.policy_sha256,
-                  row.status, row.requested_by, _utc(row.created_at), _utc(row.started_at),  # type: ignore[arg-type]
-                  _utc(row.finished_at), row.attempts, row.error, row.report_pk)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)  # SQLite drops the zone
+                  row.status, row.requested_by, row.created_at, row.started_at,  # type: ignore[arg-type]
+                  row.finished_at, row.attempts, row.error, row.report_pk)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.base import Base
+from app.db.base import Base, UTCDateTime
 
 
 def utcnow() -> datetime:
@@ -25,7 +25,7 @@ class RepoRow(Base):
     hub_id: Mapped[str | None] = mapped_column(String(64))  # the hub's `_id`, first seen
     author: Mapped[str | None] = mapped_column(String(96))
     hub_created_at: Mapped[str | None] = mapped_column(String(40))
-    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     revisions: Mapped[list[RevisionRow]] = relationship(back_populates="repo")
 
@@ -40,7 +40,7 @@ class RevisionRow(Base):
     repo_pk: Mapped[int] = mapped_column(ForeignKey("repos.id"))
     sha: Mapped[str] = mapped_column(String(40))
     manifest: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
-    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    first_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     repo: Mapped[RepoRow] = relationship(back_populates="revisions")
 
@@ -58,7 +58,7 @@ class ReportRow(Base):
     policy_sha256: Mapped[str | None] = mapped_column(String(64))
     requested_revision: Mapped[str | None] = mapped_column(String(256))
     requested_by: Mapped[str] = mapped_column(String(200))
-    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     # app.core.review_carry.findings_fingerprint of the document: whether a reviewer's approval of an
     # earlier report of the commit carries to this one. None: stored before it was kept (compare findings).
@@ -73,7 +73,7 @@ class AuditRow(Base):
     __tablename__ = "audit_log"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     actor: Mapped[str] = mapped_column(String(200))
     action: Mapped[str] = mapped_column(String(40))
     subject: Mapped[str] = mapped_column(String(300))
@@ -94,9 +94,9 @@ class VetRow(Base):
     policy_sha256: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(8), index=True)
     requested_by: Mapped[str] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
     report_pk: Mapped[int | None] = mapped_column(ForeignKey("reports.id"))
@@ -113,7 +113,7 @@ class ReviewRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     reviewer: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16))
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     verdict: Mapped[str | None] = mapped_column(String(8))  # the policy verdict the reviewer saw
     policy_sha256: Mapped[str | None] = mapped_column(String(64))  # ... and the policy it came from
 
@@ -127,9 +127,9 @@ class TokenRow(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     role: Mapped[str] = mapped_column(String(16))
     digest: Mapped[str] = mapped_column(String(64), unique=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # None: never (said explicitly)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # None: never (said explicitly)
 
 
 class WebSessionRow(Base):
@@ -142,7 +142,7 @@ class WebSessionRow(Base):
 
     id_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
     token_digest: Mapped[str] = mapped_column(String(64), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
 class WebhookDeliveryRow(Base):
@@ -158,7 +158,7 @@ class WebhookDeliveryRow(Base):
     repo_id: Mapped[str] = mapped_column(String(200))
     ref: Mapped[str] = mapped_column(String(300))
     new_sha: Mapped[str] = mapped_column(String(40))
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
 class HubResolutionRow(Base):
@@ -175,4 +175,4 @@ class HubResolutionRow(Base):
     revision: Mapped[str] = mapped_column(String(256), primary_key=True)
     sha: Mapped[str | None] = mapped_column(String(40))
     error: Mapped[str | None] = mapped_column(Text)
-    resolved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    resolved_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

@@ -144,7 +144,6 @@ def _lean_stored(columns: Sequence[Any], sha: str, repo_id: str, policy_sha256: 
     report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references = columns
     if policy_sha != policy_sha256 or references:
         return None
-    decided = decided if decided.tzinfo else decided.replace(tzinfo=UTC)  # SQLite drops tz
     document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
     return StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document, requested, by)
 
@@ -159,8 +158,7 @@ def manifest_of(session: Session, repo_id: str, sha: str) -> list[dict[str, Any]
 
 
 def _stored(row: ReportRow, sha: str, repo_id: str) -> StoredReport:
-    decided = row.decided_at if row.decided_at.tzinfo else row.decided_at.replace(tzinfo=UTC)  # SQLite drops tz
-    return StoredReport(row.id, repo_id, sha, row.verdict, row.policy_name, row.policy_sha256, decided,
+    return StoredReport(row.id, repo_id, sha, row.verdict, row.policy_name, row.policy_sha256, row.decided_at,
                         row.document, row.requested_revision, row.requested_by)
 
 
@@ -366,8 +364,7 @@ def _ranked(repo_pks: list[int]) -> Subquery:
 
 
 def _facts(row: RepoRow) -> RepoFacts:
-    seen = row.first_seen if row.first_seen.tzinfo else row.first_seen.replace(tzinfo=UTC)
-    return RepoFacts(row.repo_id, row.org, row.name, row.hub_id, row.author, row.hub_created_at, seen)
+    return RepoFacts(row.repo_id, row.org, row.name, row.hub_id, row.author, row.hub_created_at, row.first_seen)
 
 
 # Built once: compiled and cached by SQLAlchemy, so asking costs one round trip and no ORM work.

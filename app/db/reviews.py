@@ -185,6 +185,5 @@ def add_review(
 
 
 def _review(row: ReviewRow) -> Review:
-    at = row.at if row.at.tzinfo else row.at.replace(tzinfo=UTC)  # SQLite drops the zone
-    return Review(row.id, row.report_pk, row.decision, row.reason, row.reviewer, row.role, at, row.verdict,
+    return Review(row.id, row.report_pk, row.decision, row.reason, row.reviewer, row.role, row.at, row.verdict,
                   row.policy_sha256)
