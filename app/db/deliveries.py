@@ -9,6 +9,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from app.db.joins import reports_of
 from app.db.models import RepoRow, ReportRow, RevisionRow, WebhookDeliveryRow
 
 
@@ -46,9 +47,7 @@ def reports_under(session: Session, repo_id: str, sha: str, policy_sha256: str) 
 
     The endpoint tells a vet from the hub from a local scan (which never stands for the hub's commit)."""
     query = (
-        select(ReportRow.id, ReportRow.document[("identity", "endpoint")])
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReportRow.id, ReportRow.document[("identity", "endpoint")])
         .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha, ReportRow.policy_sha256 == policy_sha256)
         .order_by(ReportRow.id.desc())
     )

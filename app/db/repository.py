@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.core import report_json
 from app.core.report import Report
 from app.core.review_carry import findings_fingerprint
+from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
 
 
@@ -65,17 +66,13 @@ def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None
     """
     if lean_under is None:
         query = (
-            select(ReportRow, RevisionRow.sha)
-            .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-            .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+            reports_of(ReportRow, RevisionRow.sha)
             .where(RepoRow.repo_id == repo_id)
             .order_by(ReportRow.decided_at, ReportRow.id)
         )
         return [_stored(row, sha, repo_id) for row, sha in session.execute(query)]
     lean = (
-        select(*_LEAN_COLUMNS, RevisionRow.sha)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(*_LEAN_COLUMNS, RevisionRow.sha)
         .where(RepoRow.repo_id == repo_id)
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
@@ -86,9 +83,7 @@ def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None
     wanted = [item for item in found if isinstance(item, int)]
     whole: dict[int, StoredReport] = {}
     if wanted:
-        rows = session.execute(select(ReportRow, RevisionRow.sha)
-                               .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-                               .where(ReportRow.id.in_(wanted)))
+        rows = session.execute(reports_of(ReportRow, RevisionRow.sha, with_repo=False).where(ReportRow.id.in_(wanted)))
         whole = {row.id: _stored(row, sha, repo_id) for row, sha in rows}
     return [whole[item] if isinstance(item, int) else item for item in found]
 
@@ -96,9 +91,7 @@ def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None
 def commit_report_ids(session: Session, repo_id: str, sha: str) -> list[int]:
     """The ids of every report of ``repo_id`` at ``sha``, oldest first (as reports_for orders them)."""
     query = (
-        select(ReportRow.id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReportRow.id)
         .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
@@ -109,9 +102,7 @@ def report_by_id(session: Session, report_id: int, *, lean_under: str | None = N
     """One stored report; with ``lean_under``, read lean when it may be (as reports_for reads them)."""
     if lean_under is not None:
         lean = (
-            select(*_LEAN_COLUMNS, RevisionRow.sha, RepoRow.repo_id)
-            .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-            .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+            reports_of(*_LEAN_COLUMNS, RevisionRow.sha, RepoRow.repo_id)
             .where(ReportRow.id == report_id)
         )
         found = session.execute(lean).one_or_none()
@@ -122,9 +113,7 @@ def report_by_id(session: Session, report_id: int, *, lean_under: str | None = N
         if report is not None:
             return report
     whole = (
-        select(ReportRow, RevisionRow.sha, RepoRow.repo_id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id)
         .where(ReportRow.id == report_id)
     )
     row = session.execute(whole).one_or_none()
@@ -208,10 +197,8 @@ def newest_reports(session: Session, *, review_under: str | None = None) -> list
         .group_by(ReportRow.revision_pk).subquery()
     )
     query = (
-        select(ReportRow, RevisionRow.sha, RepoRow.repo_id)
+        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id)
         .join(newest, ReportRow.id == newest.c.report_id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
         .order_by(RepoRow.repo_id, ReportRow.decided_at)
     )
     if review_under is not None:
@@ -230,8 +217,7 @@ def known_identity(session: Session, repo_id: str) -> KnownIdentity | None:
     row = session.execute(select(RepoRow).where(RepoRow.repo_id == repo_id)).scalar_one_or_none()
     if row is None:
         return None
-    of_repo = (select(func.count()).select_from(ReportRow)
-               .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id).where(RevisionRow.repo_pk == row.id))
+    of_repo = reports_of(func.count(), with_repo=False).where(RevisionRow.repo_pk == row.id)
     by_policy = session.execute(of_repo.where(ReportRow.verdict == "approve")).scalar_one()
     by_review = session.execute(  # a human's approval (of a `review`, or an admin override) counts too
         of_repo.join(ReviewRow, ReviewRow.report_pk == ReportRow.id).where(ReviewRow.decision == "approve")
@@ -314,14 +300,7 @@ def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | Non
     """
     if lean_under is not None:
         return _newest_lean(session, repo_pks, lean_under)
-    rank = func.row_number().over(partition_by=RevisionRow.repo_pk,
-                                  order_by=(ReportRow.decided_at.desc(), ReportRow.id.desc()))
-    ranked = (
-        select(ReportRow.id.label("report_pk"), RevisionRow.repo_pk, RevisionRow.sha, rank.label("rank"))
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .where(RevisionRow.repo_pk.in_(repo_pks))
-        .subquery()
-    )
+    ranked = _ranked(repo_pks)
     query = (
         select(ReportRow, ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
         .join(ranked, ranked.c.report_pk == ReportRow.id)
@@ -356,8 +335,8 @@ def _ranked(repo_pks: list[int]) -> Subquery:
     rank = func.row_number().over(partition_by=RevisionRow.repo_pk,
                                   order_by=(ReportRow.decided_at.desc(), ReportRow.id.desc()))
     return (
-        select(ReportRow.id.label("report_pk"), RevisionRow.repo_pk, RevisionRow.sha, rank.label("rank"))
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
+        reports_of(ReportRow.id.label("report_pk"), RevisionRow.repo_pk, RevisionRow.sha, rank.label("rank"),
+                   with_repo=False)
         .where(RevisionRow.repo_pk.in_(repo_pks))
         .subquery()
     )
@@ -387,13 +366,9 @@ def store_version(conn: Connection) -> tuple[int, int]:
 _REPORTS_AFTER = bindparam("reports_after", type_=Integer())
 _REVIEWS_AFTER = bindparam("reviews_after", type_=Integer())
 WRITTEN_SINCE_QUERY = union(
-    select(RepoRow.repo_id)
-    .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-    .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+    reports_of(RepoRow.repo_id)
     .where(ReportRow.id > _REPORTS_AFTER),
-    select(RepoRow.repo_id)
-    .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-    .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+    reports_of(RepoRow.repo_id)
     .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
     .where(ReviewRow.id > _REVIEWS_AFTER),
 )

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.core.review import Review
 from app.core.review_carry import CommitReport, Item, carry_reviews, review_items
+from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
 from app.db.repository import StoredReport, commit_report_ids, ids_in_commit_order, report_by_id
 
@@ -48,10 +49,8 @@ def newest_of_commit(session: Session, repo_id: str, sha: str, *,
 def _commit_reviews(session: Session, repo_id: str, sha: str, ids: list[int]) -> dict[int, Review]:
     """effective_reviews over the reports of one commit (``ids``, oldest first)."""
     query = (
-        select(ReviewRow)
-        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReviewRow)
+        .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
         .where(RepoRow.repo_id == repo_id, RevisionRow.sha == sha)
         .order_by(ReviewRow.id)
     )
@@ -68,10 +67,8 @@ def newest_review(session: Session, report_id: int) -> Review | None:
 def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
     """Each reviewed report of ``repo_id`` -> its newest review (the effective one)."""
     query = (
-        select(ReviewRow)
-        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReviewRow)
+        .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
         .where(RepoRow.repo_id == repo_id)
         .order_by(ReviewRow.id)
     )
@@ -119,10 +116,8 @@ def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[st
     Repos without any review are left out.
     """
     reviewed = (
-        select(ReviewRow, RepoRow.repo_id)
-        .join(ReportRow, ReviewRow.report_pk == ReportRow.id)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReviewRow, RepoRow.repo_id)
+        .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
         .where(RepoRow.repo_id.in_(repo_ids))
         .order_by(ReviewRow.id)
     )
@@ -132,9 +127,7 @@ def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[st
     if not own:
         return {}
     order = (
-        select(ReportRow.id, RevisionRow.sha, RepoRow.repo_id, ReportRow.findings_sha256)
-        .join(RevisionRow, ReportRow.revision_pk == RevisionRow.id)
-        .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
+        reports_of(ReportRow.id, RevisionRow.sha, RepoRow.repo_id, ReportRow.findings_sha256)
         .where(RepoRow.repo_id.in_(list(own)))
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
@@ -150,9 +143,7 @@ def effective_reviews_of_repos(session: Session, repo_ids: list[str]) -> dict[st
 def reviewed_repos(session: Session, repo_ids: list[str]) -> list[str]:
     """Those of ``repo_ids`` with at least one review (one query, for listings)."""
     query = (
-        select(RepoRow.repo_id).distinct()
-        .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-        .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+        reports_of(RepoRow.repo_id).distinct()
         .join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
         .where(RepoRow.repo_id.in_(repo_ids))
     )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core.ids import is_commit
-from app.db.models import RepoRow, ReportRow, RevisionRow
+from app.db.joins import reports_of
+from app.db.models import RepoRow, ReportRow
 
 DEFAULT_BRANCH = "main"
 
@@ -14,9 +14,7 @@ DEFAULT_BRANCH = "main"
 def watched_refs(session: Session) -> dict[str, set[str]]:
     """Every stored repo with `main` and each branch or tag a report was requested under (not exact shas)."""
     query = (
-        select(RepoRow.repo_id, ReportRow.requested_revision)
-        .join(RevisionRow, RevisionRow.repo_pk == RepoRow.id)
-        .join(ReportRow, ReportRow.revision_pk == RevisionRow.id)
+        reports_of(RepoRow.repo_id, ReportRow.requested_revision)
         .distinct()
     )
     refs: dict[str, set[str]] = {}
