@@ -6,18 +6,17 @@ Anything but a well-formed answer from the server is a ServerError: the caller f
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.ids import is_commit
 from app.errors import HfvetError
 from app.redact import mask_url
 
 TIMEOUT = 30.0
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class ServerError(HfvetError):
@@ -91,7 +90,7 @@ def _check_answers(reply: Reply, repo: str, revision: str | None) -> None:
         raise ServerError(f"the server answered {reply.status} with an approval: it contradicts itself")
     if body.get("repo") != repo:
         raise ServerError(f"the server approved {str(body.get('repo'))[:100]!r}, not {repo!r}")
-    if revision is not None and _SHA.fullmatch(revision) and body.get("revision") != revision:
+    if revision is not None and is_commit(revision) and body.get("revision") != revision:
         raise ServerError(f"the server approved {str(body.get('revision'))[:100]!r}, not the commit {revision}")
 
 

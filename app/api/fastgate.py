@@ -26,7 +26,7 @@ from app.api.deps import AppState, bearer_secret
 from app.api.openapi import with_edge_answers
 from app.api.routes.gate import gate_response
 from app.api.security import with_security_headers
-from app.core.gate import is_commit
+from app.core.ids import is_commit
 from app.db.tokens import digest
 from app.services.gating import GateResult, cache_key
 

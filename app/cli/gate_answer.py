@@ -5,12 +5,11 @@ Free of typer and rich: `hfvet gate --server` (app/cli/fast_gate.py) runs on it 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from app.cli import exit_codes
+from app.core.ids import is_commit
 
-_SHA = re.compile(r"[0-9a-f]{40}")
 _EXIT = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "moved": exit_codes.EXIT_MOVED, "denied": exit_codes.EXIT_FAILED}
 
 
@@ -18,7 +17,7 @@ def exit_for(doc: dict[str, Any]) -> int:
     """Approved only when the answer says so in every way; anything odd from a server is an error."""
     status = doc.get("status")
     if status == "approved":
-        ok = doc.get("approved") is True and _SHA.fullmatch(str(doc.get("revision"))) is not None
+        ok = doc.get("approved") is True and is_commit(str(doc.get("revision")))
         return exit_codes.EXIT_OK if ok else exit_codes.EXIT_ERROR
     return _EXIT.get(str(status), exit_codes.EXIT_ERROR)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.ids import is_commit as is_commit  # re-exported only for app/api/fastgate.py, until the merge
+from app.core.ids import is_commit
 
 
 @dataclass(frozen=True)
