@@ -1,14 +1,22 @@
-"""`hfvet checks`: every check hfvet runs; its markdown form is the README's "What hfvet checks" table."""
+"""`hfvet checks`: every check hfvet runs; its markdown form is the README's "What hfvet checks" table.
+
+`declared_rules` is the registry of every rule a vet can report (scanners, the pipeline, the store's
+identity check); `--kinds` prints each rule id's kind as app/core/policy/rule_kinds.json keeps it.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from app.core.findings import RuleInfo
+from app.core.pipeline import NAME as PIPELINE
 from app.core.pipeline import PIPELINE_RULES
 from app.core.scanners import all_scanners
 from app.core.scanners.base import Scanner
@@ -20,10 +28,14 @@ END = "<!-- checks:end -->"
 
 def checks(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's markdown table.")] = False,
+    kinds: Annotated[bool, typer.Option("--kinds", help="Print app/core/policy/rule_kinds.json.")] = False,
 ) -> None:
     """List every check hfvet runs (scanner, severity, rule id, meaning)."""
     if markdown:
         sys.stdout.write(render_checks_markdown() + "\n")
+        return
+    if kinds:
+        sys.stdout.write(render_rule_kinds() + "\n")
         return
     console = Console()
     for scanner in all_scanners():
@@ -31,17 +43,28 @@ def checks(
             console.print(Text(f"{scanner.name:<16} {rule.severity.value:<8} {rule.id:<30} {rule.description}"))
 
 
-def render_checks_markdown(scanners: tuple[Scanner, ...] | None = None) -> str:
-    scanners = all_scanners() if scanners is None else scanners
-    lines = [BEGIN, "", "| scanner | rule | severity | what it means |", "|---|---|---|---|"]
-    for scanner in scanners:
+def declared_rules(scanners: tuple[Scanner, ...] | None = None) -> Iterator[tuple[str, RuleInfo]]:
+    """(reporter, rule) for every rule a vet can report: each scanner's, the pipeline's, the store's."""
+    for scanner in all_scanners() if scanners is None else scanners:
         for rule in scanner.rules:
-            lines.append(f"| {scanner.name} | `{rule.id}` | {rule.severity.value} | {_cell(rule.description)} |")
-    for name, rules in (("pipeline", PIPELINE_RULES), (identity.NAME, identity.RULES)):
+            yield scanner.name, rule
+    for name, rules in ((PIPELINE, PIPELINE_RULES), (identity.NAME, identity.RULES)):
         for rule in rules:
-            lines.append(f"| {name} | `{rule.id}` | {rule.severity.value} | {_cell(rule.description)} |")
+            yield name, rule
+
+
+def render_checks_markdown(scanners: tuple[Scanner, ...] | None = None) -> str:
+    lines = [BEGIN, "", "| scanner | rule | severity | kind | what it means |", "|---|---|---|---|---|"]
+    for name, rule in declared_rules(scanners):
+        lines.append(f"| {name} | `{rule.id}` | {rule.severity.value} | {rule.kind} | {_cell(rule.description)} |")
     lines += ["", END]
     return "\n".join(lines)
+
+
+def render_rule_kinds() -> str:
+    """Each declared rule id's kind, sorted: what app/core/policy/rule_kinds.json holds (a test compares)."""
+    kinds = {rule.id: str(rule.kind) for _, rule in declared_rules()}
+    return json.dumps(dict(sorted(kinds.items())), indent=1)
 
 
 def _cell(text: str) -> str:

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from app.core.closure import ClosureItem, closure_from
-from app.core.findings import SCAN_ERROR, Finding, RuleInfo, ScanOutcome, Severity, Status
+from app.core.findings import Finding, RuleInfo, RuleKind, ScanOutcome, Severity, Status
 from app.core.formats.blobs import SourceBlob
 from app.core.formats.detect import HEAD_BYTES, Format, detect_format
 from app.core.formats.readings import Reading, Readings, readings_of
@@ -35,19 +35,22 @@ RULE_POLYGLOT = "format-polyglot"
 # Emitted by the pipeline itself rather than by a scanner (scan-error is ScanOutcome.failed's).
 PIPELINE_RULES = (
     RuleInfo(RULE_UNSCANNED, Severity.MEDIUM, "no scanner handles the file's format, or a scanner skipped it: "
-             "it was not (fully) vetted"),
-    RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read"),
-    RuleInfo(SCAN_ERROR, Severity.HIGH, "a scanner could not finish (what it found before failing is kept)"),
+             "it was not (fully) vetted", kind=RuleKind.INCOMPLETE),
+    RuleInfo(RULE_READ_ERROR, Severity.HIGH, "the file could not be read", kind=RuleKind.INCOMPLETE),
+    RuleInfo.scan_error("a scanner could not finish (what it found before failing is kept)"),
     RuleInfo(RULE_VET_TIMEOUT, Severity.HIGH, "the vet ran past its deadline (`--timeout`, `HFVET_VET_DEADLINE`) "
-             "before the file was scanned"),
+             "before the file was scanned", kind=RuleKind.PARTIAL),
     RuleInfo(RULE_POLYGLOT, Severity.HIGH,
              "the file is well-formed in two formats (a safetensors or tar file that is also a pickle, a pickle "
-             "with a zip appended): loaders disagree on what it holds; every reading is vetted"),
+             "with a zip appended): loaders disagree on what it holds; every reading is vetted",
+             kind=RuleKind.MALFORMED),
     RuleInfo(TOO_MANY_RULE, Severity.HIGH,
              f"the repo names more than {MAX_REFERENCES} other repos and revisions (configs' auto_map and "
-             "custom_pipelines, adapters, code, cards): more than a gate answer judges, so it cannot be approved"),
+             "custom_pipelines, adapters, code, cards): more than a gate answer judges, so it cannot be approved",
+             kind=RuleKind.REFERENCE),
     RuleInfo(RULE_SYMLINK, Severity.INFO,
-             "a local file reached through a symlink (the message names it; one leaving the snapshot is `read-error`)"),
+             "a local file reached through a symlink (the message names it; one leaving the snapshot is `read-error`)",
+             kind=RuleKind.NOTE),
 )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.core.findings import Finding, RuleInfo, Severity
+from app.core.findings import Finding, RuleInfo, RuleKind, Severity
 from app.core.manifest import Manifest
 from app.core.ports import RepoCheck
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the store's libraries load only when a store is open
 NAME = "store"
 RULE = "identity-changed"
 RULES = (RuleInfo(RULE, Severity.HIGH, "an approved repo id now has another hub identity (`_id`, author or "
-                  "creation date): namespace reuse or a transfer"),)
+                  "creation date): namespace reuse or a transfer", kind=RuleKind.IDENTITY),)
 _FIELDS = (("_id", "hub id"), ("author", "author"), ("createdAt", "creation date"))
 
 

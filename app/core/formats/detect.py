@@ -68,6 +68,9 @@ UNSUPPORTED_COMPRESSION = frozenset({Format.ZSTD, Format.LZ4})  # joblib can wri
 EXECUTABLES = frozenset({Format.ELF, Format.PE, Format.MACHO, Format.AR})
 NESTED_ARCHIVES = frozenset({Format.ZIP, Format.TAR, Format.SEVEN_Z}) | COMPRESSED_STREAMS
 LOADS_THROUGH_PICKLE = (Format.PICKLE, Format.TORCH_LEGACY, Format.PYTORCH_ZIP)  # for the policy's facts
+# Formats that hold weights (the policy's `weights_formats`): a malformed container of these is malformed weights.
+HOLDS_WEIGHTS = (Format.SAFETENSORS, Format.GGUF, *LOADS_THROUGH_PICKLE, Format.KERAS, Format.NUMPY,
+                 Format.NUMPY_NPZ, Format.HDF5)
 # Formats that were "unknown" bytes before hfvet read them: still searched for hidden payloads
 # (YARA, encoded executables) as unknown content is.
 RAW_CONTENT = frozenset({Format.ONNX, Format.TFLITE, Format.COREML, Format.TF_CHECKPOINT_INDEX, Format.RAW_DATA})

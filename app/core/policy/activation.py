@@ -9,10 +9,12 @@ from typing import Any
 
 from app.core.closure import closure_from
 from app.core.findings import Severity
-from app.core.formats.detect import LOADS_THROUGH_PICKLE
+from app.core.formats.detect import HOLDS_WEIGHTS, LOADS_THROUGH_PICKLE
 from app.core.policy.cel import Activation, to_plain
 from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
+from app.core.policy.floor import CODE_FORMATS
 from app.core.policy.identity import imitates_org, repo_lookalike_of, tier_of
+from app.core.policy.kinds import kind_of
 from app.core.policy.schema import Identity, Policy, TierName, Tiers
 from app.core.policy.sources import installer_of, source_owner
 from app.core.policy.vendor_identity import Registry, registry_of, source_imitated
@@ -20,6 +22,7 @@ from app.core.repo_refs import references_from
 
 # Formats whose loading runs pickle (content-sniffed, see app/core/formats.py and sniff.py).
 SEVERITY_RANKS = {s.value: s.rank for s in Severity}
+_CODE_FORMATS = sorted(str(f) for f in CODE_FORMATS)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,9 @@ VARIABLES: tuple[Variable, ...] = (
              "cardData...). Keys may be missing: guard with `has(repo.facts.x)`."),
     Variable("files", "list(map)", "One per file: `path`, `size`, `format` (content-sniffed), "
              "`scanned` (bool), `sha256` (or null)."),
-    Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `severity` "
+    Variable("findings", "list(map)", "After waivers: `path`, `member`, `scanner`, `rule`, `kind` (what the "
+             "rule declares it means: `incomplete`, `dangerous-capability`... see Rule kinds below; `unknown` "
+             "for a rule id this hfvet does not declare), `severity` "
              "(info..critical), `rank` (0..4), `message`, `source` (where code would come from: "
              "`github.com/owner/repo`, an image, an index; or null), `source_owner` (the vendor whose "
              "policy `sources` list it, or null), `vendor_source` (bool: `source_owner` is set), "
@@ -63,6 +68,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("formats", "list(string)", "Distinct file formats present."),
     Variable("pickle_formats", "list(string)",
              f"Formats that load through pickle: {', '.join(LOADS_THROUGH_PICKLE)}."),
+    Variable("code_formats", "list(string)", "Formats whose loading runs pickle or native code, or that hold "
+             f"Keras Lambda bytecode (the floor's code formats): {', '.join(sorted(CODE_FORMATS))}."),
+    Variable("weights_formats", "list(string)",
+             f"Formats that hold weights: {', '.join(HOLDS_WEIGHTS)}."),
     Variable("lists", "map(string, list(string))", "The policy's own named `lists`."),
     Variable("referenced_repos", "list(map)", "Other Hub repos this one loads or tells users to load "
              "(adapter base models, `auto_map` remote code, `_name_or_path`, `from_pretrained`, card "
@@ -109,7 +118,7 @@ def finding_map(f: FindingFact, vendors: VendorData) -> dict[str, Any]:
     registry = vendors.registry
     # A source the policy's `sources` give to a vendor is that vendor's: no imitation of anyone.
     imitated = source_imitated(f.source, registry, imitates_org) if registry and f.source and not owner else None
-    return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule,
+    return {"path": f.path, "member": f.member, "scanner": f.scanner, "rule": f.rule, "kind": kind_of(f.rule),
             "severity": f.severity.value, "rank": f.severity.rank, "message": f.message,
             "source": f.source, "source_owner": owner, "vendor_source": owner is not None,
             "source_lookalike": imitated, "installer": installer_of(f.rule, f.source, vendors.installers)}
@@ -147,6 +156,8 @@ def build_activation(
         "unscanned": [f.path for f in facts.files if not f.scanned],
         "formats": sorted({f.format for f in facts.files}),
         "pickle_formats": [str(f) for f in LOADS_THROUGH_PICKLE],
+        "code_formats": list(_CODE_FORMATS),
+        "weights_formats": [str(f) for f in HOLDS_WEIGHTS],
         "lists": lists,
         "referenced_repos": referenced_repos(findings, facts.reference_status, vendors),
         "closure": [json.loads(item.evidence()) for item in closure_from(findings)],

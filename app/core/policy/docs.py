@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import enum
 import types
+from collections import Counter
 from datetime import date
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from app.core.findings import KIND_MEANINGS
 from app.core.policy.activation import VARIABLES
 from app.core.policy.cases import Expectation, PolicyCase
 from app.core.policy.docs_vendors import VENDOR_DATA
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts, RepoFacts
 from app.core.policy.floor import CODE_FORMATS
+from app.core.policy.kinds import rule_kinds
 from app.core.policy.schema import RESERVED_RULE_IDS, Defaults, FindingMatch, Identity, Policy, Rule, Tiers, Waiver
 
 _INTRO = """\
@@ -43,7 +46,8 @@ verdict records the policy's name and sha256.
   for third parties and reviewed for listed orgs; a listed installer's documented script piped
   into a shell (`f.installer`: uv, rustup, Homebrew, the CUDA runfile...) is judged like a low
   finding, while any other download-and-execute stays critical.
-  Dangerous capabilities (`lists.dangerous_capability`) include native code however it is shipped:
+  Dangerous capabilities (`f.kind` `dangerous-capability` or `dangerous-code`, see Rule kinds below)
+  include native code however it is shipped:
   `executable-binary`, `archive-executable`, `encoded-executable` (a file that decodes by XOR,
   base64, hex or gzip to an executable) and card lines that stage a shipped file
   (`decodes-shipped-file`, `preloads-shipped-library`); remote code with a dangerous capability is
@@ -173,6 +177,7 @@ def render_policy_docs() -> str:
     parts.append("## Policy file schema\n\nUnknown keys are errors. `Policy` is the top level.\n")
     parts += [_model_table(m) for m in _MODELS]
     parts.append(_variables_table())
+    parts.append(_kinds_table())
     parts.append("## Test cases\n\nOne case per file under `tests/<policy name>/`.\n")
     parts += [_model_table(m) for m in _CASE_MODELS]
     parts.append(_COMMANDS)
@@ -186,7 +191,7 @@ def _variables_table() -> str:
         "",
         "Every `when` sees these (standard CEL: `exists`, `all`, `filter`, `map`, `in`, `size`,",
         "`startsWith`, `endsWith`, `matches`, `has`). Example:",
-        '`repo.tier == "third-party" && findings.exists(f, f.rule in lists.dangerous_capability)`.',
+        '`repo.tier == "third-party" && findings.exists(f, f.kind == "dangerous-capability")`.',
         "",
         "| variable | type | meaning |",
         "|---|---|---|",
@@ -202,6 +207,35 @@ def _variables_table() -> str:
         "mixed types are an error here, and is slower per decision; docs/benchmarks.md §27.)",
         "",
     ])
+
+
+def _kinds_table() -> str:
+    by_kind: dict[str, list[str]] = {}
+    for rule, kind in rule_kinds().items():
+        by_kind.setdefault(kind, []).append(rule)
+    rows = [f"| `{kind}` | {meaning} | {_rule_list(by_kind.get(kind, []))} |"
+            for kind, meaning in KIND_MEANINGS.items()]
+    return "\n".join([
+        "## Rule kinds",
+        "",
+        "Every rule declares what its finding means to a policy (`f.kind`), where the rule is defined; `hfvet",
+        "checks --kinds` lists them. Classify findings by kind rather than by lists of rule ids: a new rule",
+        "then counts as soon as it declares its kind. A rule id this hfvet does not declare (a report of",
+        "another version, a hand-written case) is of kind `unknown`. `lists` of rule ids still work.",
+        "",
+        "| kind | meaning | rules |",
+        "|---|---|---|",
+        *rows,
+        "",
+    ])
+
+
+def _rule_list(rules: list[str]) -> str:
+    # The modelscan and YARA rules are one per denylist entry or signature: a large family is named once.
+    family = Counter(r.split(":", 1)[0] for r in rules if ":" in r)
+    grouped = {name for name, count in family.items() if count > 3}
+    single = sorted(r for r in rules if r.split(":", 1)[0] not in grouped or ":" not in r)
+    return ", ".join([*(f"`{r}`" for r in single), *(f"`{name}:*` (the rest)" for name in sorted(grouped))])
 
 
 def _model_table(model: type[BaseModel]) -> str:

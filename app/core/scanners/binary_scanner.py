@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.archive_members import (
     MALFORMED,
     SNIFF_BYTES,
@@ -53,20 +53,27 @@ class BinaryScanner:
     name: ClassVar[str] = "binaries"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("executable-binary", Severity.HIGH,
-                 "ELF, PE or Mach-O executable or shared object, or ar static library (kind and arch)"),
+                 "ELF, PE or Mach-O executable or shared object, or ar static library (kind and arch)",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("archive-executable", Severity.HIGH,
-                 "zip/wheel/tar/7z member (at any nesting depth) that is a native executable or library"),
+                 "zip/wheel/tar/7z member (at any nesting depth) that is a native executable or library",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("encoded-executable", Severity.HIGH,
-                 "file that decodes cheaply (single-byte XOR, base64, hex, xxd dump, gzip/zlib) to an executable"),
+                 "file that decodes cheaply (single-byte XOR, base64, hex, xxd dump, gzip/zlib) to an executable",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("archive-python-code", Severity.MEDIUM,
-                 "Python files in an archive; .pth and sitecustomize.py run on interpreter start: high"),
+                 "Python files in an archive; .pth and sitecustomize.py run on interpreter start: high",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo(MALFORMED, Severity.HIGH,
-                 "archive that loaders may read differently: bad headers, name mismatch, duplicates"),
+                 "archive that loaders may read differently: bad headers, name mismatch, duplicates",
+                 kind=RuleKind.MALFORMED_CONTAINER),
         RuleInfo(UNSAFE_NAME, Severity.HIGH,
-                 "member name an extractor writes outside its target: absolute, '..', backslash or drive forms"),
-        RuleInfo(UNREADABLE, Severity.HIGH, "encrypted or unsupported member that cannot be vetted"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "too many members, too deep nesting or too many bytes"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read to the end"),
+                 "member name an extractor writes outside its target: absolute, '..', backslash or drive forms",
+                 kind=RuleKind.MALFORMED),
+        RuleInfo(UNREADABLE, Severity.HIGH, "encrypted or unsupported member that cannot be vetted",
+                 kind=RuleKind.INCOMPLETE),
+        RuleInfo.limit("too many members, too deep nesting or too many bytes"),
+        RuleInfo.scan_error("the file could not be read to the end"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.coreml_model import CoremlModel, walk_coreml
 from app.core.formats.detect import Format
@@ -29,12 +29,14 @@ class CoremlScanner:
     name: ClassVar[str] = NAME
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(CUSTOM, Severity.MEDIUM, "a Core ML custom layer or custom model: it runs an Objective-C/Swift "
-                 "class the application compiles in (native code outside the model)"),
+                 "class the application compiles in (native code outside the model)", kind=RuleKind.EXECUTION),
         RuleInfo(LINKED, Severity.HIGH, "a Core ML linked model whose file name or search path leaves the "
-                 "model's folder (absolute, '..'): Core ML loads a compiled model the repo never shipped"),
-        RuleInfo(MALFORMED, Severity.LOW, "a .mlmodel file that does not parse as a Core ML Model: nothing loads it"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the model's structure is larger than the read or field budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the model could not be read"),
+                 "model's folder (absolute, '..'): Core ML loads a compiled model the repo never shipped",
+                 kind=RuleKind.EXECUTION),
+        RuleInfo(MALFORMED, Severity.LOW, "a .mlmodel file that does not parse as a Core ML Model: nothing loads it",
+                 kind=RuleKind.MALFORMED),
+        RuleInfo.limit("the model's structure is larger than the read or field budget"),
+        RuleInfo.scan_error("the model could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob, open_blob
 from app.core.formats.detect import Format
 from app.core.formats.protobuf_wire import Message, WireError
@@ -66,17 +66,18 @@ class KerasScanner:
     name: ClassVar[str] = NAME
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(LAMBDA, Severity.HIGH, "a Keras model has a Lambda layer: Python bytecode that runs "
-                 "when the model is loaded or called"),
+                 "when the model is loaded or called", kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo(EXTERNAL, Severity.MEDIUM, "a Keras config references a module or registered object "
-                 "outside the Keras packages: loading needs (and imports) other code"),
+                 "outside the Keras packages: loading needs (and imports) other code", kind=RuleKind.EXECUTION),
         RuleInfo(DANGEROUS, Severity.HIGH, "a Keras config references a system module (os, subprocess, "
-                 "builtins...) or a Keras function abused to bypass safe_mode"),
+                 "builtins...) or a Keras function abused to bypass safe_mode", kind=RuleKind.EXECUTION),
         RuleInfo(LOADING_LAYER, Severity.HIGH, "a Keras layer that loads another model when built "
-                 "(TFSMLayer: a SavedModel from a path), or a lookup layer whose vocabulary is a file"),
+                 "(TFSMLayer: a SavedModel from a path), or a lookup layer whose vocabulary is a file",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo(CONFIG_PATH, Severity.HIGH, "a Keras config value is a file path or URL: loading may "
-                 "read or fetch something the vet never saw"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the Keras config is larger than hfvet's text limit"),
-        RuleInfo("scan-error", Severity.HIGH, "the Keras config could not be read or parsed"),
+                 "read or fetch something the vet never saw", kind=RuleKind.EXECUTION),
+        RuleInfo.limit("the Keras config is larger than hfvet's text limit"),
+        RuleInfo.scan_error("the Keras config could not be read or parsed"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -13,7 +13,7 @@ import posixpath
 import re
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.repo_refs import REFERENCE_RULE, RepoReference
@@ -75,32 +75,45 @@ MAX_COMMAND_CHARS = 16 * 1024  # commands are parsed in this much of a line (bou
 class LinksScanner:
     name: ClassVar[str] = "links"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
-        RuleInfo("upstream-link", Severity.INFO, "link to the official upstream of a known runtime/project"),
-        RuleInfo("external-link", Severity.INFO, "link to a host that is not a known upstream"),
-        RuleInfo("forked-code", Severity.HIGH, "a known runtime's name under another owner (a fork)"),
+        RuleInfo("upstream-link", Severity.INFO, "link to the official upstream of a known runtime/project",
+                 kind=RuleKind.REFERENCE),
+        RuleInfo("external-link", Severity.INFO, "link to a host that is not a known upstream",
+                 kind=RuleKind.REFERENCE),
+        RuleInfo("forked-code", Severity.HIGH, "a known runtime's name under another owner (a fork)",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("binary-download", Severity.HIGH,
-                 "prebuilt wheel/.so/.exe/archive from a personal release or unknown host"),
+                 "prebuilt wheel/.so/.exe/archive from a personal release or unknown host",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("download-and-execute", Severity.CRITICAL,
-                 "curl|sh, iex(iwr), base64 -d|sh, download then chmod +x/run"),
-        RuleInfo("official-install-script", Severity.LOW, "download-and-execute of an official installer"),
-        RuleInfo("unknown-code-install", Severity.MEDIUM, "pip install / git clone of code from an unknown repo"),
+                 "curl|sh, iex(iwr), base64 -d|sh, download then chmod +x/run", kind=RuleKind.EXECUTION),
+        RuleInfo("official-install-script", Severity.LOW, "download-and-execute of an official installer",
+                 kind=RuleKind.INSTALL),
+        RuleInfo("unknown-code-install", Severity.MEDIUM, "pip install / git clone of code from an unknown repo",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("untrusted-package-index", Severity.MEDIUM,
-                 "pip/uv index, find-links, trusted-host or conda channel that is not official"),
-        RuleInfo("untrusted-container-image", Severity.MEDIUM, "container image from an unknown namespace"),
+                 "pip/uv index, find-links, trusted-host or conda channel that is not official",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
+        RuleInfo("untrusted-container-image", Severity.MEDIUM, "container image from an unknown namespace",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("redirect-url", Severity.HIGH,
-                 "install or download from a shortener, redirect, paste or file-drop URL (unknown code)"),
-        RuleInfo("typosquat-package", Severity.HIGH, "pip package name one or two edits from a known one"),
+                 "install or download from a shortener, redirect, paste or file-drop URL (unknown code)",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
+        RuleInfo("typosquat-package", Severity.HIGH, "pip package name one or two edits from a known one",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("unknown-package", Severity.MEDIUM,
                  "pip/uv package that is no known runtime's and not among the most downloaded PyPI projects: "
-                 "nobody vouches for it (a name registered yesterday is not in a ranking of months)"),
+                 "nobody vouches for it (a name registered yesterday is not in a ranking of months)",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("dependency-confusion", Severity.HIGH,
                  "pip package nobody vouches for, installed with an extra index beside PyPI: pip takes the "
-                 "highest version from either, so whoever registers the name on PyPI wins"),
+                 "highest version from either, so whoever registers the name on PyPI wins",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo(REFERENCE_RULE, Severity.INFO,
                  "a Hub repo whose code the instructions install or run (`pip install git+https://huggingface.co/...`, "
-                 "`hf download` then `pip install`): judged as that repo's code (the report's references)"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: only its start checked"),
-        RuleInfo("scan-error", Severity.HIGH, "a notebook that is not valid JSON, or broken upstream data"),
+                 "`hf download` then `pip install`): judged as that repo's code (the report's references)",
+                 kind=RuleKind.REFERENCE),
+        RuleInfo.limit("file larger than the text limit: only its start checked"),
+        RuleInfo.scan_error("a notebook that is not valid JSON, or broken upstream data"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

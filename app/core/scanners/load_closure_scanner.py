@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import ClassVar
 
 from app.core.closure import CLOSURE_RULE, ClosureItem, Gate, Kind
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import COMPRESSED_STREAMS, Format
 from app.core.limits import LimitExceeded
 from app.core.loaders.archive import UnreadArchive, compressed_member_texts, member_texts
@@ -42,29 +42,33 @@ class LoadClosureScanner:
     name: ClassVar[str] = "load-closure"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(CLOSURE_RULE, Severity.INFO,
-                 "one thing a runtime does with the repo (imports, runs, installs, fetches): the report's `closure`"),
+                 "one thing a runtime does with the repo (imports, runs, installs, fetches): the report's `closure`",
+                 kind=RuleKind.NOTE),
         RuleInfo(REFERENCE_RULE, Severity.INFO,
-                 "another Hub repo a runtime fetches (in the report's references; `code` when it runs its code)"),
+                 "another Hub repo a runtime fetches (in the report's references; `code` when it runs its code)",
+                 kind=RuleKind.REFERENCE),
         RuleInfo(RUNTIME_CODE, Severity.LOW,
                  "a runtime imports and runs this repo's Python while loading it (a handler, a custom component, "
-                 "hubconf.py...): analysed as load-time code"),
+                 "hubconf.py...): analysed as load-time code", kind=RuleKind.REMOTE_CODE),
         RuleInfo(RUNTIME_CODE_MISSING, Severity.MEDIUM,
-                 "a config names a code module the repo lacks: the runtime would fail or find it elsewhere"),
+                 "a config names a code module the repo lacks: the runtime would fail or find it elsewhere",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo(STARTUP_HOOK, Severity.HIGH,
                  "a Python start-up hook (sitecustomize.py, usercustomize.py, a .pth import line): every interpreter "
-                 "that has the folder on its path runs it"),
+                 "that has the folder on its path runs it", kind=RuleKind.DANGEROUS_CODE),
         RuleInfo(IMPORT_TARGET_DANGEROUS, Severity.CRITICAL,
                  "a config makes a runtime import and call a process, exec, native-code, network or load primitive "
-                 "(Hydra `_target_: os.system`)"),
+                 "(Hydra `_target_: os.system`)", kind=RuleKind.EXECUTION),
         RuleInfo(IMPORT_TARGET_UNLISTED, Severity.MEDIUM,
-                 "a config makes a runtime import and call something outside the libraries it names (review)"),
+                 "a config makes a runtime import and call something outside the libraries it names (review)",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo(RUNTIME_INSTALL, Severity.LOW,
-                 "a runtime installs packages from the repo before loading it (Inference Endpoints' requirements.txt)"),
+                 "a runtime installs packages from the repo before loading it (Inference Endpoints' requirements.txt)",
+                 kind=RuleKind.INSTALL),
         RuleInfo(ARCHIVE_CONFIG_UNREAD, Severity.MEDIUM,
                  "a compressed archive a runtime extracts configs from (a gzip `.nemo`) broke or hit a limit before "
-                 "its configs: they were not read for the closure (review)"),
-        RuleInfo("limit-exceeded", Severity.HIGH,
-                 "file (or config inside an archive) larger than the text limit: not read for the closure"),
+                 "its configs: they were not read for the closure (review)", kind=RuleKind.PARTIAL),
+        RuleInfo.limit("file (or config inside an archive) larger than the text limit: not read for the closure"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -20,7 +20,7 @@ from modelscan.model import Model
 from modelscan.settings import DEFAULT_SETTINGS, SupportedModelFormats
 from modelscan.skip import SkipCategories
 
-from app.core.findings import RuleInfo, ScanOutcome, Severity
+from app.core.findings import RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.manifest import ManifestFile
@@ -56,19 +56,20 @@ def modelscan_rules(settings: dict[str, Any]) -> tuple[RuleInfo, ...]:
     """One rule per denylist entry (``modelscan:os``, ``modelscan:builtins.eval``...)."""
     rules = {
         UNKNOWN: RuleInfo(UNKNOWN, Severity.CRITICAL, "modelscan: a pickle imports a global it cannot "
-                          "resolve (names computed at load time)"),
+                          "resolve (names computed at load time)", kind=RuleKind.EXECUTION),
         LAMBDA: RuleInfo(LAMBDA, Severity.MEDIUM, "modelscan: a Keras model has a Lambda layer "
-                         "(modelscan's own severity; hfvet's keras scanner rates it high)"),
+                         "(modelscan's own severity; hfvet's keras scanner rates it high)", kind=RuleKind.EXECUTION),
         FALLBACK: RuleInfo(FALLBACK, Severity.HIGH, "modelscan: an unsafe operator outside its "
-                           "known denylist entries"),
+                           "known denylist entries", kind=RuleKind.EXECUTION),
         JOBLIB_PARTIAL: RuleInfo(JOBLIB_PARTIAL, Severity.INFO, "modelscan: could not walk a joblib "
-                                 "pickle past its first numpy array; the rest is hfvet's engine's"),
+                                 "pickle past its first numpy array; the rest is hfvet's engine's",
+                                 kind=RuleKind.PARTIAL),
         SKIPPED_INFO: RuleInfo(SKIPPED_INFO, Severity.INFO, "modelscan: an HDF5 file has no Keras "
-                               "model config (weights only), so there is nothing to check"),
-        "limit-exceeded": RuleInfo("limit-exceeded", Severity.HIGH, "a stream exceeded hfvet's "
-                                   "limits before modelscan finished"),
-        "scan-error": RuleInfo("scan-error", Severity.HIGH, "modelscan could not finish (parse error, "
-                               "bad member, skipped stream, library failure)"),
+                               "model config (weights only), so there is nothing to check", kind=RuleKind.NOTE),
+        "limit-exceeded": RuleInfo.limit("a stream exceeded hfvet's "
+                                         "limits before modelscan finished"),
+        "scan-error": RuleInfo.scan_error("modelscan could not finish (parse error, "
+                                          "bad member, skipped stream, library failure)"),
     }
     for level in _LEVELS:
         for module, entry in settings["unsafe_globals"][level].items():
@@ -76,7 +77,7 @@ def modelscan_rules(settings: dict[str, Any]) -> tuple[RuleInfo, ...]:
                 rule = _denylist_rule(module, name)
                 target = f"{module}.*" if name == "*" else f"{module}.{name}"
                 rules.setdefault(rule, RuleInfo(rule, Severity[level], f"modelscan denylist: a pickle "
-                                                f"imports {target}"))
+                                                f"imports {target}", kind=RuleKind.EXECUTION))
     return tuple(rules.values())
 
 

@@ -14,7 +14,7 @@ import posixpath
 import re
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.formats.external_paths import escape_reason, resolve
@@ -54,18 +54,21 @@ class OnnxScanner:
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(ESCAPE, Severity.CRITICAL, "an ONNX tensor's external data location leaves the model's folder "
                  "('..', absolute, drive letter, UNC, URL) or is onnxruntime's in-memory address marker: "
-                 "the runtime reads a file (or memory) the repo never shipped"),
-        RuleInfo(MISSING, Severity.MEDIUM, "an ONNX tensor's external data names a file that is not in the repo"),
+                 "the runtime reads a file (or memory) the repo never shipped", kind=RuleKind.EXECUTION),
+        RuleInfo(MISSING, Severity.MEDIUM, "an ONNX tensor's external data names a file that is not in the repo",
+                 kind=RuleKind.EXECUTION),
         RuleInfo(RANGE, Severity.MEDIUM, "an ONNX tensor's external data offset/length runs past its file, "
-                 "or is not a number"),
+                 "or is not a number", kind=RuleKind.EXECUTION),
         RuleInfo(CUSTOM, Severity.HIGH, "ONNX nodes in a domain no onnxruntime build provides: they need a "
-                 "custom-op library (native code); medium, high when the repo ships a shared library"),
+                 "custom-op library (native code); medium, high when the repo ships a shared library",
+                 kind=RuleKind.EXECUTION),
         RuleInfo(PYTHON_OP, Severity.HIGH, "an ONNX node onnxruntime-training runs by calling a Python "
-                 "function by name (com.microsoft PythonOp)"),
+                 "function by name (com.microsoft PythonOp)", kind=RuleKind.EXECUTION),
         RuleInfo(MALFORMED, Severity.LOW, "a .onnx file that does not parse as a ModelProto with a graph: "
-                 "protobuf's parser (which hfvet's walk follows) refuses it too, so no runtime loads it"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the model's structure is larger than the read or field budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the model could not be read"),
+                 "protobuf's parser (which hfvet's walk follows) refuses it too, so no runtime loads it",
+                 kind=RuleKind.MALFORMED),
+        RuleInfo.limit("the model's structure is larger than the read or field budget"),
+        RuleInfo.scan_error("the model could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
@@ -41,9 +41,9 @@ class OpenvinoScanner:
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(EXTENSION, Severity.HIGH, "OpenVINO IR layers from an opset no OpenVINO build provides: an "
                  "extension library (native code) must be loaded to build them; medium, high when the repo "
-                 "ships a shared library"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the IR is larger than the per-file read budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the IR could not be read"),
+                 "ships a shared library", kind=RuleKind.EXECUTION),
+        RuleInfo.limit("the IR is larger than the per-file read budget"),
+        RuleInfo.scan_error("the IR could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

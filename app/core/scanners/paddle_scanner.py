@@ -16,7 +16,7 @@ import posixpath
 from collections import Counter
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.protobuf_wire import LEN, WireError
 from app.core.formats.ranged_wire import Walk
@@ -42,12 +42,14 @@ IO_OPS = frozenset({
 class PaddleScanner:
     name: ClassVar[str] = NAME
     rules: ClassVar[tuple[RuleInfo, ...]] = (
-        RuleInfo(PYTHON_OP, Severity.CRITICAL, "a Paddle program op that calls back into Python (py_func)"),
+        RuleInfo(PYTHON_OP, Severity.CRITICAL, "a Paddle program op that calls back into Python (py_func)",
+                 kind=RuleKind.EXECUTION),
         RuleInfo(IO_OP, Severity.HIGH, "a Paddle program op that reads or writes files or talks to another host "
-                 "(save/load, send/recv, listen_and_serv...)"),
-        RuleInfo(MALFORMED, Severity.LOW, "a .pdmodel that does not parse as a ProgramDesc: nothing loads it"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the program is larger than the read or field budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the program could not be read"),
+                 "(save/load, send/recv, listen_and_serv...)", kind=RuleKind.EXECUTION),
+        RuleInfo(MALFORMED, Severity.LOW, "a .pdmodel that does not parse as a ProgramDesc: nothing loads it",
+                 kind=RuleKind.MALFORMED),
+        RuleInfo.limit("the program is larger than the read or field budget"),
+        RuleInfo.scan_error("the program could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

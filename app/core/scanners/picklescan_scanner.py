@@ -19,7 +19,7 @@ from typing import IO, Any, ClassVar
 from picklescan import scanner as ps
 from picklescan.relaxed_zipfile import RelaxedZipFile
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import LEGACY_TORCH_PICKLES, PEER_ZIP_KINDS, Format
 from app.core.limits import LimitExceeded
@@ -58,27 +58,28 @@ class PicklescanScanner:
     corroborates: ClassVar[str] = PickleScanner.name  # the pipeline may skip it on that engine's clean walks
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(DANGEROUS, Severity.CRITICAL, "picklescan: a pickle imports a global on its denylist "
-                 "(or one it cannot resolve)"),
+                 "(or one it cannot resolve)", kind=RuleKind.EXECUTION),
         # picklescan's allowlist is 23 names, so real checkpoints trip "suspicious" on benign
         # globals (torch._utils._rebuild_parameter, ...). hfvet's own allowlist engine judges
         # unknown imports (pickle-unknown-global, medium); this stays evidence only.
         RuleInfo(SUSPICIOUS, Severity.INFO, "picklescan: a pickle imports a global that is on "
-                 "neither of its lists"),
+                 "neither of its lists", kind=RuleKind.EXECUTION),
         # picklescan denies functools.partial by name; hfvet's engine allows it only wrapping an
         # allowlisted callable, checked on every REDUCE and BUILD (library_packs.py): a partial of
         # anything else is hfvet's own pickle-unsafe-argument (critical). The hit stays as evidence.
         RuleInfo(CHECKED, Severity.INFO, "picklescan: a global on its denylist whose every use hfvet's "
-                 "engine checks (what it wraps or is given must be allowlisted)"),
+                 "engine checks (what it wraps or is given must be allowlisted)", kind=RuleKind.NOTE),
         RuleInfo(UNPARSED_MEMBER, Severity.INFO, "picklescan: an archive member starts like a pickle "
-                 "but does not parse (no loader unpickles it by name)"),
+                 "but does not parse (no loader unpickles it by name)", kind=RuleKind.NOTE),
         RuleInfo(JOBLIB_PARTIAL, Severity.INFO, "picklescan: stopped at the first numpy array inside "
-                 "a joblib pickle (it cannot step over array bytes); the rest is hfvet's engine's"),
+                 "a joblib pickle (it cannot step over array bytes); the rest is hfvet's engine's",
+                 kind=RuleKind.PARTIAL),
         RuleInfo(AFTER_STOP, Severity.INFO, "picklescan: read on past the pickle's STOP and stopped at the "
-                 "next byte, which is no opcode (a trailing newline): no unpickler reads it"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "a stream exceeded hfvet's read, opcode, member or "
-                 "decompression limits before picklescan finished"),
-        RuleInfo("scan-error", Severity.HIGH, "picklescan could not finish (parse error, unreadable "
-                 "member, library failure)"),
+                 "next byte, which is no opcode (a trailing newline): no unpickler reads it", kind=RuleKind.NOTE),
+        RuleInfo.limit("a stream exceeded hfvet's read, opcode, member or "
+                       "decompression limits before picklescan finished"),
+        RuleInfo.scan_error("picklescan could not finish (parse error, unreadable "
+                            "member, library failure)"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

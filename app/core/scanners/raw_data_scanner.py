@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -25,8 +25,8 @@ class RawDataScanner:
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(RAW_SIDE_FILE, Severity.INFO, "a weight blob whose first bytes look like a pickle header, "
                  "read as raw bytes by a loader of the repo's layout and by no pickle loader; as a pickle it "
-                 "breaks before any import or call"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+                 "breaks before any import or call", kind=RuleKind.NOTE),
+        RuleInfo.scan_error("the file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -17,7 +17,7 @@ import posixpath
 from collections.abc import Callable
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.loaders.class_ref import ClassRef
@@ -71,26 +71,36 @@ MAX_PER_KIND = 20  # findings of one kind per file; the rest are counted in one 
 class RemoteCodeScanner:
     name: ClassVar[str] = "remote-code"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
-        RuleInfo("remote-code", Severity.LOW, "Python code in the repo: trust_remote_code would run it"),
+        RuleInfo("remote-code", Severity.LOW, "Python code in the repo: trust_remote_code would run it",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo("remote-code-dangerous", Severity.CRITICAL,
                  "code spawns processes, execs decoded/downloaded data, persists or is obfuscated "
-                 "(high alone at import time; critical when a capability meets an indicator)"),
+                 "(high alone at import time; critical when a capability meets an indicator)",
+                 kind=RuleKind.DANGEROUS_CODE),
         RuleInfo("remote-code-suspicious", Severity.MEDIUM,
-                 "risky call inside a method: process, network, exec, unsafe load, another repo, blob"),
+                 "risky call inside a method: process, network, exec, unsafe load, another repo, blob",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo("remote-code-unlinked", Severity.HIGH,
                  "network access and a fixed program/library in the same file with no data flow between them: "
-                 "review, not reject (a processor that downloads images and runs ffmpeg)"),
-        RuleInfo("remote-code-bandit", Severity.MEDIUM, "bandit check (medium+ severity and confidence)"),
+                 "review, not reject (a processor that downloads images and runs ffmpeg)", kind=RuleKind.EXECUTION),
+        RuleInfo("remote-code-bandit", Severity.MEDIUM, "bandit check (medium+ severity and confidence)",
+                 kind=RuleKind.REMOTE_CODE),
         RuleInfo("install-time-code", Severity.LOW,
-                 "setup.py or an in-tree build backend: `pip install` runs all of it (analysed as load time)"),
+                 "setup.py or an in-tree build backend: `pip install` runs all of it (analysed as load time)",
+                 kind=RuleKind.INSTALL),
         RuleInfo("in-tree-build-backend", Severity.MEDIUM,
-                 "pyproject.toml builds with a backend from the repo itself (backend-path): pip runs repo code"),
-        RuleInfo("auto-map", Severity.LOW, "config auto_map: trust_remote_code would import repo code"),
-        RuleInfo("auto-map-external", Severity.HIGH, "auto_map pulls code from another repo (repo--module)"),
-        RuleInfo("auto-map-missing-module", Severity.MEDIUM, "auto_map names a module file the repo lacks"),
-        RuleInfo("auto-map-malformed", Severity.MEDIUM, "auto_map entry is not a valid class reference"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "file larger than the text limit: not analysed"),
-        RuleInfo("scan-error", Severity.HIGH, "Python that does not parse, or a config that is not JSON"),
+                 "pyproject.toml builds with a backend from the repo itself (backend-path): pip runs repo code",
+                 kind=RuleKind.INSTALL),
+        RuleInfo("auto-map", Severity.LOW, "config auto_map: trust_remote_code would import repo code",
+                 kind=RuleKind.REMOTE_CODE),
+        RuleInfo("auto-map-external", Severity.HIGH, "auto_map pulls code from another repo (repo--module)",
+                 kind=RuleKind.DANGEROUS_CODE),
+        RuleInfo("auto-map-missing-module", Severity.MEDIUM, "auto_map names a module file the repo lacks",
+                 kind=RuleKind.REMOTE_CODE),
+        RuleInfo("auto-map-malformed", Severity.MEDIUM, "auto_map entry is not a valid class reference",
+                 kind=RuleKind.REMOTE_CODE),
+        RuleInfo.limit("file larger than the text limit: not analysed"),
+        RuleInfo.scan_error("Python that does not parse, or a config that is not JSON"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -43,8 +43,9 @@ class RepoReferenceScanner:
     name: ClassVar[str] = "repo-references"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(REFERENCE_RULE, Severity.INFO,
-                 "another Hub repo this one loads or tells users to load (listed in the report's references)"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+                 "another Hub repo this one loads or tells users to load (listed in the report's references)",
+                 kind=RuleKind.REFERENCE),
+        RuleInfo.scan_error("the file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -13,7 +13,7 @@ import math
 import struct
 from typing import Any, ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
@@ -45,9 +45,10 @@ class SafetensorsScanner:
     name: ClassVar[str] = "safetensors"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(RULE, Severity.HIGH,
-                 "header a loader would reject or read differently: length, JSON, dtype, shape, offsets"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "header larger than the per-file read budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the header could not be read"),
+                 "header a loader would reject or read differently: length, JSON, dtype, shape, offsets",
+                 kind=RuleKind.MALFORMED_WEIGHTS),
+        RuleInfo.limit("header larger than the per-file read budget"),
+        RuleInfo.scan_error("the header could not be read"),
         *embedded_text.RULES,  # __metadata__ strings get the text rules
     )
 

@@ -18,7 +18,7 @@ import posixpath
 from collections import Counter
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.protobuf_wire import Message, WireError
 from app.core.limits import LimitExceeded
@@ -44,20 +44,20 @@ class SavedModelScanner:
     name: ClassVar[str] = NAME
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(PYTHON_OP, Severity.CRITICAL, "a TF SavedModel graph has an op that runs Python "
-                 "(PyFunc, EagerPyFunc...)"),
+                 "(PyFunc, EagerPyFunc...)", kind=RuleKind.EXECUTION),
         RuleInfo(IO_OP, Severity.HIGH, "a TF SavedModel graph has an op that reads, writes or lists files "
-                 "or talks to another host (WriteFile, SaveV2, RestoreV2, DebugIdentity...)"),
+                 "or talks to another host (WriteFile, SaveV2, RestoreV2, DebugIdentity...)", kind=RuleKind.EXECUTION),
         RuleInfo(CHECKPOINT, Severity.MEDIUM, "a TF SavedModel checkpoint op (SaveV2, RestoreV2...) whose "
                  "path comes from a placeholder or function argument, as the saver's does; one with a "
-                 "hardcoded path is savedmodel-io-op"),
+                 "hardcoded path is savedmodel-io-op", kind=RuleKind.EXECUTION),
         RuleInfo(UNKNOWN_OP, Severity.MEDIUM, "a TF SavedModel graph uses an op outside hfvet's known "
-                 "inference ops (a custom op needs its own kernel library)"),
+                 "inference ops (a custom op needs its own kernel library)", kind=RuleKind.EXECUTION),
         RuleInfo(MALFORMED, Severity.HIGH, "saved_model.pb is not a protobuf SavedModel hfvet can walk "
-                 "(truncated, garbage, nested too deep, no meta graph)"),
+                 "(truncated, garbage, nested too deep, no meta graph)", kind=RuleKind.MALFORMED),
         RuleInfo(TEXT_FORMAT, Severity.MEDIUM, "a text-format saved_model.pbtxt: hfvet matches op names "
-                 "in its strings but does not walk the graph, so it is left for review"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the SavedModel file is larger than the per-file read budget"),
-        RuleInfo("scan-error", Severity.HIGH, "the SavedModel file could not be read"),
+                 "in its strings but does not walk the graph, so it is left for review", kind=RuleKind.PARTIAL),
+        RuleInfo.limit("the SavedModel file is larger than the per-file read budget"),
+        RuleInfo.scan_error("the SavedModel file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

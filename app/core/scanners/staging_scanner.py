@@ -14,7 +14,7 @@ import posixpath
 import re
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -44,10 +44,11 @@ class StagingScanner:
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("decodes-shipped-file", Severity.HIGH,
                  "a card or script decodes a file the repo ships (base64 -d, xxd -r, b64decode...): "
-                 "what runs was not vetted"),
+                 "what runs was not vetted", kind=RuleKind.DANGEROUS_CAPABILITY),
         RuleInfo("preloads-shipped-library", Severity.HIGH,
-                 "LD_PRELOAD / DYLD_INSERT_LIBRARIES / LD_AUDIT names a library the repo ships"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+                 "LD_PRELOAD / DYLD_INSERT_LIBRARIES / LD_AUDIT names a library the repo ships",
+                 kind=RuleKind.DANGEROUS_CAPABILITY),
+        RuleInfo.scan_error("the file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

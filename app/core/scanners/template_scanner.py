@@ -15,7 +15,7 @@ import importlib.metadata
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import HEAD_BYTES, Format
 from app.core.formats.text_encoding import decode, reading_encoding
@@ -48,20 +48,25 @@ class TemplateScanner:
     name: ClassVar[str] = "chat-templates"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("template-injection", Severity.CRITICAL,
-                 "chat template reaching Python internals (dunder walks, gadget globals, imports, os/eval)"),
+                 "chat template reaching Python internals (dunder walks, gadget globals, imports, os/eval)",
+                 kind=RuleKind.EXECUTION),
         RuleInfo("template-render-cost", Severity.HIGH,
                  "chat template whose render, for a realistic chat, can exhaust CPU or memory "
-                 "(nested loops, string repetition, recursion; bounded statically)"),
-        RuleInfo(UNPARSEABLE, Severity.MEDIUM, "chat template (or its JSON container) that does not parse"),
-        RuleInfo("chat-template", Severity.INFO, "every chat template with its sha256, to diff revisions"),
-        RuleInfo("gguf-header", Severity.INFO, "GGUF version, counts and architecture of a checked header"),
+                 "(nested loops, string repetition, recursion; bounded statically)", kind=RuleKind.EXECUTION),
+        RuleInfo(UNPARSEABLE, Severity.MEDIUM, "chat template (or its JSON container) that does not parse",
+                 kind=RuleKind.MALFORMED),
+        RuleInfo("chat-template", Severity.INFO, "every chat template with its sha256, to diff revisions",
+                 kind=RuleKind.NOTE),
+        RuleInfo("gguf-header", Severity.INFO, "GGUF version, counts and architecture of a checked header",
+                 kind=RuleKind.NOTE),
         RuleInfo("malformed-gguf", Severity.HIGH,
-                 "GGUF header a loader would choke on: counts, lengths, types, offsets"),
+                 "GGUF header a loader would choke on: counts, lengths, types, offsets",
+                 kind=RuleKind.MALFORMED_WEIGHTS),
         RuleInfo("parser-differential", Severity.CRITICAL,
                  "GGUF whose general.alignment makes loaders (llama.cpp, gguf, candle) read tensor data from "
-                 "different offsets"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "template or config larger than the configured limits"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+                 "different offsets", kind=RuleKind.MALFORMED),
+        RuleInfo.limit("template or config larger than the configured limits"),
+        RuleInfo.scan_error("the file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.scanners.base import ScanContext
@@ -24,7 +24,7 @@ class TfCheckpointScanner:
     name: ClassVar[str] = "tf-checkpoint"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(RULE, Severity.INFO, "a TensorFlow checkpoint index (a table by its footer magic): tensor data "
-                 "that BundleReader restores, nothing that runs"),
+                 "that BundleReader restores, nothing that runs", kind=RuleKind.NOTE),
     )
 
     def handles(self, file: ManifestFile) -> bool:

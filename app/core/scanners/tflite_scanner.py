@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.blobs import BudgetBlob
 from app.core.formats.detect import Format
 from app.core.formats.flatbuffer import FlatError
@@ -45,14 +45,16 @@ class TfliteScanner:
     name: ClassVar[str] = NAME
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo(FLEX_DANGEROUS, Severity.CRITICAL, "a TFLite Flex op whose TensorFlow kernel runs Python or "
-                 "reads, writes or lists files or talks to another host (FlexPyFunc, FlexWriteFile, FlexReadFile...)"),
-        RuleInfo(FLEX, Severity.MEDIUM, "TFLite Flex ops: TensorFlow kernels run through the Flex delegate"),
+                 "reads, writes or lists files or talks to another host (FlexPyFunc, FlexWriteFile, FlexReadFile...)",
+                 kind=RuleKind.EXECUTION),
+        RuleInfo(FLEX, Severity.MEDIUM, "TFLite Flex ops: TensorFlow kernels run through the Flex delegate",
+                 kind=RuleKind.EXECUTION),
         RuleInfo(CUSTOM, Severity.MEDIUM, "TFLite custom ops the stock interpreter does not have: the "
-                 "application must register native kernels for them"),
+                 "application must register native kernels for them", kind=RuleKind.EXECUTION),
         RuleInfo(MALFORMED, Severity.HIGH, "a .tflite file the interpreter would refuse (bad flatbuffer offsets, "
-                 "wrong schema version)"),
-        RuleInfo("limit-exceeded", Severity.HIGH, "the model has more operator codes than hfvet reads"),
-        RuleInfo("scan-error", Severity.HIGH, "the model could not be read"),
+                 "wrong schema version)", kind=RuleKind.MALFORMED),
+        RuleInfo.limit("the model has more operator codes than hfvet reads"),
+        RuleInfo.scan_error("the model could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

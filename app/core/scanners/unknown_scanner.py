@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import Format
 from app.core.manifest import ManifestFile
 from app.core.ports import SourceError
@@ -21,8 +21,8 @@ class UnknownContentScanner:
     name: ClassVar[str] = "unknown-content"
     rules: ClassVar[tuple[RuleInfo, ...]] = (
         RuleInfo("unrecognized-binary", Severity.LOW,
-                 "binary content of no known format (first 16 bytes as evidence)"),
-        RuleInfo("scan-error", Severity.HIGH, "the file could not be read"),
+                 "binary content of no known format (first 16 bytes as evidence)", kind=RuleKind.NOTE),
+        RuleInfo.scan_error("the file could not be read"),
     )
 
     def handles(self, file: ManifestFile) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import yara
 
-from app.core.findings import FindingSink, RuleInfo, ScanOutcome, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.formats.detect import EXECUTABLES, HEAD_BYTES, RAW_CONTENT, Format
 from app.core.formats.text_encoding import decode, text_encoding, unit_size
 from app.core.manifest import ManifestFile
@@ -88,11 +88,13 @@ def _text_home(meta: dict[str, Any]) -> str | None:
 
 def _rule_infos() -> tuple[RuleInfo, ...]:
     _, metas = load_rules()
-    generated = tuple(RuleInfo(f"yara:{m.id}", m.severity, m.description) for m in metas.values())
+    # Every YARA rule names something a file does when it runs (a shell, a download, persistence).
+    generated = tuple(RuleInfo(f"yara:{m.id}", m.severity, m.description, RuleKind.EXECUTION) for m in metas.values())
     return (*generated,
-            RuleInfo("yara-partial-scan", Severity.LOW, "binary larger than the YARA cap: only its start scanned"),
-            RuleInfo("limit-exceeded", Severity.HIGH, "text file larger than the per-file read limit"),
-            RuleInfo("scan-error", Severity.HIGH, "YARA error or timeout, or the file was shorter than listed"))
+            RuleInfo("yara-partial-scan", Severity.LOW, "binary larger than the YARA cap: only its start scanned",
+                     kind=RuleKind.PARTIAL),
+            RuleInfo.limit("text file larger than the per-file read limit"),
+            RuleInfo.scan_error("YARA error or timeout, or the file was shorter than listed"))
 
 
 class YaraScanner:

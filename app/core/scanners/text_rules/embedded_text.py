@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.core.findings import FindingSink, RuleInfo, Severity
+from app.core.findings import FindingSink, RuleInfo, RuleKind, Severity
 from app.core.scanners.text_rules import shell_rules as sh
 from app.core.scanners.text_rules.upstreams import Upstreams, UpstreamsError, load_upstreams
 from app.core.scanners.text_rules.url_rules import classify_url, extract_urls
@@ -19,13 +19,17 @@ MAX_LINKS = 20  # info-level links reported per file
 _QUIET = {"upstream-link", "external-link"}
 
 RULES: tuple[RuleInfo, ...] = (
-    RuleInfo("download-and-execute", Severity.CRITICAL, "a metadata string holds curl|sh or similar"),
+    RuleInfo("download-and-execute", Severity.CRITICAL, "a metadata string holds curl|sh or similar",
+             kind=RuleKind.EXECUTION),
     RuleInfo("template-injection", Severity.CRITICAL,
-             "a metadata string is a Jinja template reaching Python internals"),
-    RuleInfo("binary-download", Severity.HIGH, "a metadata string links a prebuilt binary from an unknown source"),
-    RuleInfo("forked-code", Severity.HIGH, "a metadata string links a fork of a known runtime"),
-    RuleInfo("external-link", Severity.INFO, "a metadata string links a host that is not a known upstream"),
-    RuleInfo("upstream-link", Severity.INFO, "a metadata string links an official upstream"),
+             "a metadata string is a Jinja template reaching Python internals", kind=RuleKind.EXECUTION),
+    RuleInfo("binary-download", Severity.HIGH, "a metadata string links a prebuilt binary from an unknown source",
+             kind=RuleKind.DANGEROUS_CAPABILITY),
+    RuleInfo("forked-code", Severity.HIGH, "a metadata string links a fork of a known runtime",
+             kind=RuleKind.DANGEROUS_CAPABILITY),
+    RuleInfo("external-link", Severity.INFO, "a metadata string links a host that is not a known upstream",
+             kind=RuleKind.REFERENCE),
+    RuleInfo("upstream-link", Severity.INFO, "a metadata string links an official upstream", kind=RuleKind.REFERENCE),
 )
 
 
