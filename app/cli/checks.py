@@ -30,7 +30,7 @@ def checks(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's markdown table.")] = False,
     kinds: Annotated[bool, typer.Option("--kinds", help="Print app/core/policy/rule_kinds.json.")] = False,
 ) -> None:
-    """List every check hfvet runs (scanner, severity, rule id, meaning)."""
+    """List every check hfvet runs (scanner, severity, kind, rule id, meaning)."""
     if markdown:
         sys.stdout.write(render_checks_markdown() + "\n")
         return
@@ -38,9 +38,10 @@ def checks(
         sys.stdout.write(render_rule_kinds() + "\n")
         return
     console = Console()
-    for scanner in all_scanners():
+    for scanner in all_scanners():  # the scanners' rules; --markdown adds the pipeline's and the store's
         for rule in scanner.rules:
-            console.print(Text(f"{scanner.name:<16} {rule.severity.value:<8} {rule.id:<30} {rule.description}"))
+            console.print(Text(f"{scanner.name:<16} {rule.severity.value:<8} {rule.kind:<20} {rule.id:<30} "
+                               f"{rule.description}"))
 
 
 def declared_rules(scanners: tuple[Scanner, ...] | None = None) -> Iterator[tuple[str, RuleInfo]]:

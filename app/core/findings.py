@@ -1,4 +1,8 @@
-"""Findings and per-file scan outcomes: values, never exceptions."""
+"""Findings and per-file scan outcomes: values, never exceptions.
+
+Also what a rule is (RuleInfo): its id, severity, meaning and kind (RuleKind), declared once where the
+scanner or pipeline defines it; `hfvet checks` lists them and policies classify findings by kind.
+"""
 
 from __future__ import annotations
 
