@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app.core.findings import Finding, RuleInfo, ScanOutcome, Severity
+from app.core.findings import Finding, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
@@ -48,7 +48,7 @@ class TextScanner:
     """Flags the word EVIL with a chosen severity; reads the whole (small) file."""
 
     name: ClassVar[str] = "fake-text"
-    rules: ClassVar[tuple[RuleInfo, ...]] = (RuleInfo("evil", Severity.HIGH, "says EVIL"),)
+    rules: ClassVar[tuple[RuleInfo, ...]] = (RuleInfo("evil", Severity.HIGH, "says EVIL", RuleKind.EXECUTION),)
 
     def __init__(self, severity: Severity = Severity.HIGH) -> None:
         self.severity = severity
