@@ -10,8 +10,7 @@ from fastapi import FastAPI
 
 from app import __version__, web
 from app.api import errors, metrics
-from app.api.deps import AppState
-from app.api.fastgate import HfvetAPI
+from app.api.asgi import HfvetAPI
 from app.api.limits import BodyLimit
 from app.api.main import api_router
 from app.api.ratelimit import RateLimit, buckets_from
@@ -28,6 +27,7 @@ from app.services.polling import poll_once
 from app.services.store import open_store
 from app.services.vetting import job_vet
 from app.settings import Settings
+from app.state import AppState
 
 
 def create_app(settings: Settings | None = None, *, resolve: Resolver | None = None) -> FastAPI:

@@ -1,7 +1,7 @@
 """GET /gate's hot case without FastAPI: an exact commit, already answered, nothing it read written since.
 
 Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
-answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` sends that answer itself,
+answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` (app.api.asgi) sends that answer itself,
 in front of FastAPI's middleware and routing, while the store is unchanged, or changed only in
 repos the answer never read (it is then re-stamped with the new version): the same status,
 headers and bytes as the route (``gate_response``), counted in the same metric. The caller is
@@ -15,43 +15,27 @@ is never in the cache, since only the route fills it, after validating).
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import parse_qsl
 
-from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from app.api import metrics
-from app.api.deps import AppState, bearer_secret
-from app.api.openapi import with_edge_answers
+from app.api.deps import bearer_secret
 from app.api.routes.gate import gate_response
-from app.api.security import with_security_headers
 from app.core.ids import is_commit
 from app.db.tokens import digest
 from app.services.gating import GateResult, cache_key
+from app.state import AppState
 
 
-class HfvetAPI(FastAPI):
-    """FastAPI, with the gate's cached answers sent before its middleware and routing run, and the
-    security headers (app.api.security) on every answer of either; its OpenAPI schema documents the
-    answers of the edge in front of every route too (app.api.openapi)."""
-
-    def openapi(self) -> dict[str, Any]:
-        if self.openapi_schema is None:
-            self.openapi_schema = with_edge_answers(super().openapi())
-        return self.openapi_schema
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            send = with_security_headers(send, scope["path"])
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate":
-            state: AppState | None = getattr(self.state, "hfvet", None)  # set by the lifespan
-            result = None if state is None else await _cached_answer(state, scope)
-            if result is not None:
-                metrics.gate_answered(result.status)
-                await gate_response(result)(scope, receive, send)
-                return
-        await super().__call__(scope, receive, send)
+async def answered(state: AppState | None, scope: Scope, receive: Receive, send: Send) -> bool:
+    """Send the cached answer for this GET /gate, counted as the route counts it; False: FastAPI decides."""
+    result = None if state is None else await _cached_answer(state, scope)
+    if result is None:
+        return False
+    metrics.gate_answered(result.status)
+    await gate_response(result)(scope, receive, send)
+    return True
 
 
 async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
@@ -79,24 +63,14 @@ async def _cached_answer(state: AppState, scope: Scope) -> GateResult | None:
     if version is None:
         return None  # the token is not live: the route refuses it
     key = cache_key(repo, revision, state.policy)
-    hit = state.gate_cache.get(key, version)
-    return hit if hit is not None else await _restamped(state, key, version)
-
-
-async def _restamped(state: AppState, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | None:
-    """The cached answer at an older version, if none of the repos it read was written since (as
-    cached_gate re-stamps it): a vet landing elsewhere does not send this commit's requests to the route."""
-    earlier = state.gate_cache.earlier(key, version)
-    if earlier is None:
-        return None
-    try:
-        changed = await _written_since(state, earlier[0])
+    found = state.gate_cache.lookup(key, version)
+    if found is None or isinstance(found, GateResult):
+        return found
+    try:  # the version moved under the answer: does it hold again? (GateCache.restamp decides)
+        written = await _written_since(state, found.since)
     except Exception:  # noqa: BLE001 - any driver's error: the route decides and reports it its own way
         return None
-    if not changed.isdisjoint(earlier[1].depends_on):
-        return None
-    state.gate_cache.put(key, version, earlier[1])
-    return earlier[1]
+    return state.gate_cache.restamp(key, version, found, written)
 
 
 async def _version(state: AppState, token_digest: str | None) -> tuple[int, int] | None:

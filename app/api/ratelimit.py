@@ -81,7 +81,7 @@ class RateLimit:
     """ASGI middleware: a 429 with Retry-After for a caller whose bucket of mutating requests is empty.
 
     ``token_name`` says which live token a bearer secret is; by default the server's store is asked
-    (app.api.deps.AppState.token_name), in a thread."""
+    (app.state.AppState.token_name), in a thread."""
 
     def __init__(self, app: ASGIApp, buckets: CallerBuckets | None, token_name: TokenName | None = None) -> None:
         self.app, self.buckets, self.token_name = app, buckets, token_name

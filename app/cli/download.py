@@ -82,7 +82,7 @@ def _local(repo: str, revision: str | None) -> Approval:
 
 def _remote(server: str, token: str | None, repo: str, revision: str | None) -> Approval:
     """The server's gate answer; an approval must carry a well-formed manifest, or nothing is fetched."""
-    from app.api.client import Client, ServerError
+    from app.cli.client import Client, ServerError
 
     client = Client(server, token)
     doc = client.gate(repo, revision)  # a 200 for another repo or commit is refused in there

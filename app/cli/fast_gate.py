@@ -67,8 +67,8 @@ def bad_remote_settings(server: str, from_option: bool) -> list[str]:
 
 def run(args: GateArgs) -> int:
     """Ask the server; print what `hfvet gate` prints; return its exit code."""
-    from app.api.client import Client
     from app.cli import exit_codes
+    from app.cli.client import Client
     from app.cli.gate_answer import exit_for, refusal_lines
     from app.errors import HfvetError
 

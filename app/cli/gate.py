@@ -65,7 +65,7 @@ def server_from_option(ctx: typer.Context) -> bool:
 
 
 def _remote(server: str, token: str | None, repo: str, revision: str | None) -> dict[str, Any]:
-    from app.api.client import Client
+    from app.cli.client import Client
 
     return Client(server, token).gate(repo, revision)
 

@@ -59,7 +59,7 @@ def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
     try:
         response = httpx.post(url.rstrip("/") + "/reviews", json=body, headers=headers, timeout=30.0)
     except httpx.HTTPError as exc:
-        from app.api.client import redacted
+        from app.cli.client import redacted
 
         exit_codes.fail(f"cannot reach the hfvet server at {redacted(url)}: {exc}")
     doc = _json(response)

@@ -145,14 +145,23 @@ def _over_budget(decided: Outcome, budget: int | None) -> Outcome:
                    decided_by="gate (hub budget)")
 
 
+@dataclass(frozen=True)
+class Stale:
+    """A cached answer computed (or last re-stamped) at ``since``, an older version than the store's now."""
+
+    since: tuple[int, int]  # ask the repos written after this version (GateCache.restamp)
+    result: GateResult
+
+
 class GateCache:
     """Answers for exact commits, each stamped with the store version and the UTC day it holds for.
 
     Only exact commits are cached: a branch's answer also depends on where the hub says it is now,
     and so does an answer that judged a referenced repo at its branch (``GateResult.asked_hub``).
     A pinned reference's approval changes only with a report or a review, which moves the version;
-    the day, because a re-decision applies waivers as of today. When the version moved, cached_gate
-    re-stamps an answer none of whose repos (``GateResult.depends_on``) got a report or review since.
+    the day, because a re-decision applies waivers as of today. When the version moved, an answer none
+    of whose repos (``GateResult.depends_on``) got a report or review since is re-stamped: ``lookup`` says
+    which versions to ask about, ``restamp`` decides; cached_gate and app.api.fastgate only do the asking.
     """
 
     def __init__(self, size: int = 4096, max_bytes: int = 8 * 1024 * 1024) -> None:
@@ -183,15 +192,31 @@ class GateCache:
             self._entries.move_to_end(key)
             return entry[2]
 
-    def earlier(self, key: tuple[str, str, str],
-                version: tuple[int, int]) -> tuple[tuple[int, int], GateResult] | None:
-        """``key``'s answer of today with the version it was computed or last re-stamped at, if that version
-        is not newer than ``version`` in either part (ids only grow: otherwise it is another store's)."""
+    def lookup(self, key: tuple[str, str, str], version: tuple[int, int]) -> GateResult | Stale | None:
+        """``key``'s answer at ``version`` (a hit); else its answer of today at an older version, which holds
+        again if none of its repos was written since (``Stale``: ask, then ``restamp``); else None (a miss).
+
+        The one rule both callers follow (cached_gate, and app.api.fastgate in front of the route); they
+        differ only in how they ask the store which repos were written since.
+        """
+        hit = self.get(key, version)
+        if hit is not None:
+            return hit
         with self._lock:
             entry = self._entries.get(key)
+        # Not newer than ``version`` in either part (ids only grow: otherwise it is another store's answer).
         if entry is None or entry[1] != _today() or not (entry[0][0] <= version[0] and entry[0][1] <= version[1]):
             return None
-        return entry[0], entry[2]
+        return Stale(entry[0], entry[2])
+
+    def restamp(self, key: tuple[str, str, str], version: tuple[int, int], stale: Stale,
+                written: set[str]) -> GateResult | None:
+        """``stale``'s answer, kept again at ``version``, if no repo it read is among ``written`` (the repos
+        that got a report or a review since ``stale.since``); None when it has to be computed again."""
+        if not written.isdisjoint(stale.result.depends_on):
+            return None
+        self.put(key, version, stale.result)
+        return stale.result
 
     def put(self, key: tuple[str, str, str], version: tuple[int, int], result: GateResult) -> None:
         """Keep ``result``, dropping the least recently used answers past the count or the byte bound (an
@@ -223,36 +248,33 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
     key = cache_key(repo, revision or "", policy)
     with store.engine.connect() as conn:
         version = store_version(conn)  # read first: a write racing the gate below only makes the entry stale
-    hit = cache.get(key, version)
-    if hit is not None:
-        return hit
+    found = cache.lookup(key, version)
+    if isinstance(found, GateResult):
+        return found
     with cache.computing(key):
-        hit = cache.get(key, version)  # another request computed it while this one waited
-        if hit is not None:
-            return hit
-        result = _still_holds(cache, key, version, store)
+        found = cache.lookup(key, version)  # another request computed it while this one waited
+        if isinstance(found, GateResult):
+            return found
+        result = None if found is None else _restamped(cache, key, version, found, store)
         if result is None:
             result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds,
                                  references=references)
-        if not result.asked_hub:
-            cache.put(key, version, result)
+            if not result.asked_hub:
+                cache.put(key, version, result)
     return result
 
 
-def _still_holds(cache: GateCache, key: tuple[str, str, str], version: tuple[int, int],
-                 store: Store) -> GateResult | None:
-    """The cached answer, if no repo it read got a report or a review after it was computed.
+def _restamped(cache: GateCache, key: tuple[str, str, str], version: tuple[int, int], stale: Stale,
+               store: Store) -> GateResult | None:
+    """``stale``'s answer if no repo it read got a report or a review since (GateCache.restamp).
 
     Vets of other repos move the store version too: without this, every vet landing anywhere sent
     each cached commit's next request down the full path. The repos written since are asked with no
     upper bound, so a write racing this one makes the answer recomputed, never kept.
     """
-    earlier = cache.earlier(key, version)
-    if earlier is None:
-        return None
     with store.engine.connect() as conn:
-        changed = repos_written_since(conn, earlier[0])
-    return earlier[1] if changed.isdisjoint(earlier[1].depends_on) else None
+        written = repos_written_since(conn, stale.since)
+    return cache.restamp(key, version, stale, written)
 
 
 def _today() -> date:

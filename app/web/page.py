@@ -29,7 +29,7 @@ from app.web import formatting
 from app.web.session import Sessions, WebSession
 
 if TYPE_CHECKING:  # the state app.server builds; only its type is needed here
-    from app.api.deps import AppState
+    from app.state import AppState
 
 log = logging.getLogger("hfvet.web")
 TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),

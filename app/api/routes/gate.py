@@ -20,13 +20,14 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api import metrics, validation
-from app.api.deps import AppState, ReaderDep, StateDep
+from app.api.deps import ReaderDep, StateDep
 from app.api.openapi import errors
 from app.api.schemas import ErrorOut, GateOut
 from app.core.gate import Approved, Moved, NotVetted
 from app.core.ids import REVISION_PATTERN
 from app.services.gating import GateResult, cached_gate
 from app.services.references import Bounds
+from app.state import AppState
 
 router = APIRouter(tags=["gate"])
 DISCONNECT_POLL = 0.25  # seconds between checks that the client is still there, while an answer is computed

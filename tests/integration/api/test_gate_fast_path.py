@@ -72,7 +72,7 @@ def _hub_down(repo: str, revision: str) -> str:
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """A migrated store of its own: SQLite (the version asked on the event loop) and PostgreSQL (asked from
-    a thread, one read shared by the requests asking at once: app.api.shared_reads)."""
+    a thread, one read shared by the requests asking at once: app.shared_reads)."""
     if request.param == "sqlite":
         urls: Iterator[str] = iter([f"sqlite:///{tmp_path / 'store.db'}"])
     elif not PG_URL:
@@ -289,7 +289,7 @@ def test_on_sqlite_the_fast_path_restamps_on_the_loop_without_a_thread(gate: Cou
     """After each vet every connection's next request asks which repos were written: on SQLite that is one
     compiled statement on the probe's connection, not a thread hand-off holding the GIL the loop needs."""
     if store.engine.dialect.name != "sqlite":
-        pytest.skip("SQLite only: PostgreSQL's round trip is made from a thread, shared (app.api.shared_reads)")
+        pytest.skip("SQLite only: PostgreSQL's round trip is made from a thread, shared (app.shared_reads)")
     save(store, report("nvidia/model", SHA, under=DEFAULT))
     query = f"repo=nvidia/model&revision={SHA}"
     first = gate.get(query)

@@ -12,7 +12,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from app.api.deps import AppState
 from app.core import report_json
 from app.core.findings import Finding, Severity
 from app.db import tokens
@@ -22,6 +21,7 @@ from app.examples import build_examples
 from app.hubfixture import FixtureHub
 from app.server import create_app
 from app.settings import Settings
+from app.state import AppState
 from tests.integration.vetted import APPROVE_REPO, REVIEW_REPO
 
 SECRET = "hub-webhook-secret"

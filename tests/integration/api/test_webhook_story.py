@@ -12,13 +12,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.api.deps import AppState
 from app.db import tokens
 from app.db.models import VetRow
 from app.examples import build_examples
 from app.hubfixture import FixtureHub
 from app.server import create_app
 from app.settings import Settings
+from app.state import AppState
 
 NVIDIA = "nvidia/DeepSeek-V4-Flash-NVFP4"
 SECRET = "hub-webhook-secret"

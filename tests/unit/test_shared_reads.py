@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from app.api.shared_reads import SharedReads
+from app.shared_reads import SharedReads
 
 T = TypeVar("T")
 

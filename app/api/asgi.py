@@ -1,0 +1,33 @@
+"""The server's ASGI application: FastAPI, with the gate's fast path (app.api.fastgate) in front of its
+middleware and routing, and the security headers (app.api.security) on every answer of either."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
+
+from app.api import fastgate
+from app.api.openapi import with_edge_answers
+from app.api.security import with_security_headers
+
+
+class HfvetAPI(FastAPI):
+    """FastAPI, with the gate's cached answers sent before its middleware and routing run, and the
+    security headers (app.api.security) on every answer of either; its OpenAPI schema documents the
+    answers of the edge in front of every route too (app.api.openapi)."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = with_edge_answers(super().openapi())
+        return self.openapi_schema
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = with_security_headers(send, scope["path"])
+        gate = scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate"
+        # getattr: the state is set by the lifespan, which a request may precede
+        if gate and await fastgate.answered(getattr(self.state, "hfvet", None), scope, receive, send):
+            return
+        await super().__call__(scope, receive, send)
