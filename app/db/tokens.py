@@ -1,5 +1,9 @@
 """API tokens: created once (the secret is returned, never stored), checked by digest, revocable,
-and valid until their expiry (``expires_at``; None only when the creator said "never")."""
+and valid until their expiry (``expires_at``; None only when the creator said "never").
+
+``LIVE`` is the one statement of "this token is live": every query that asks it uses it (verify,
+live_count, and the gate's fast path through app.db.version.VersionProbe).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db import web_sessions
@@ -17,6 +21,12 @@ from app.db.models import AuditRow, TokenRow
 
 ROLES = ("reader", "vetter", "reviewer", "admin")  # each role may do what the ones before it may
 PREFIX = "hfv_"
+
+# A token is live at :now when it is not revoked and its expiry (if any) is after :now: expired once
+# expires_at <= now. Bind ``now`` with ``at(now)``; the parameter takes the column's type, so a query
+# run through SQLAlchemy stores it as the column does (VersionProbe applies that type itself).
+LIVE: ColumnElement[bool] = and_(TokenRow.revoked_at.is_(None),
+                                 or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > bindparam("now")))
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,10 @@ class TokenInfo:
     expires_at: datetime | None
 
     def state(self, now: datetime) -> str:
-        """live, revoked or expired (revoked wins: it was an act, expiry is only time passing)."""
+        """live, revoked or expired (revoked wins: it was an act, expiry is only time passing).
+
+        LIVE read back on a listed row, at a time the caller picks after the listing
+        (tests/integration/db/test_tokens.py holds the two to the same answers)."""
         if self.revoked_at is not None:
             return "revoked"
         return "expired" if _expired(self.expires_at, now) else "live"
@@ -80,13 +93,16 @@ def verify(session: Session, secret: str, now: datetime | None = None) -> Princi
 
 def verify_digest(session: Session, wanted: str, now: datetime | None = None) -> Principal | None:
     """verify() for a token named by its digest (what a dashboard session keeps instead of the secret)."""
-    row = session.execute(select(TokenRow).where(TokenRow.digest == wanted)).scalar_one_or_none()
-    if row is None or row.revoked_at is not None or not hmac.compare_digest(row.digest, wanted):
+    query = select(TokenRow, LIVE.label("live")).where(TokenRow.digest == wanted)
+    found = session.execute(query, at(now)).one_or_none()
+    if found is None or not hmac.compare_digest(found[0].digest, wanted):
         return None
-    expires_at = _utc(row.expires_at)
-    if expires_at is not None and _expired(expires_at, now or datetime.now(UTC)):
-        raise TokenExpired(row.name, expires_at)
-    return Principal(row.name, row.role)
+    row, live = found
+    if live:
+        return Principal(row.name, row.role)
+    if row.revoked_at is not None or row.expires_at is None:
+        return None  # revoked wins over expired: it was an act
+    raise TokenExpired(row.name, _aware(row.expires_at))
 
 
 def revoke(session: Session, name: str, actor: str) -> bool:
@@ -105,10 +121,14 @@ def listing(session: Session) -> list[TokenInfo]:
 
 
 def live_count(session: Session, now: datetime | None = None) -> int:
-    """Tokens neither revoked nor expired at ``now``."""
-    unexpired = or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > (now or datetime.now(UTC)))
-    query = select(func.count()).select_from(TokenRow).where(TokenRow.revoked_at.is_(None), unexpired)
-    return session.execute(query).scalar_one()
+    """Tokens neither revoked nor expired at ``now`` (LIVE)."""
+    return session.execute(select(func.count()).select_from(TokenRow).where(LIVE), at(now)).scalar_one()
+
+
+def at(now: datetime | None = None) -> dict[str, datetime]:
+    """LIVE's parameter: ``now`` (default: this moment) in UTC, as the store keeps its times (SQLite
+    keeps no zone, so a time in another zone would compare as text in the wrong order)."""
+    return {"now": (now or datetime.now(UTC)).astimezone(UTC)}
 
 
 def _expired(expires_at: datetime | None, now: datetime) -> bool:

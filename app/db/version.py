@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, bindparam, func, or_, select
+from sqlalchemy import Engine, bindparam, func, select
 
 from app.db.models import TokenRow
 from app.db.repository import VERSION_QUERY, WRITTEN_SINCE_QUERY
+from app.db.tokens import LIVE, at
 
-# The version and, in the same statement, whether a token digest is a live token's: neither
-# revoked nor expired (app.db.tokens.verify: expired once expires_at <= now).
+# The version and, in the same statement, whether a token digest is a live token's (app.db.tokens.LIVE).
 _LIVE_TOKEN = (select(func.count()).select_from(TokenRow)
-               .where(TokenRow.digest == bindparam("digest"), TokenRow.revoked_at.is_(None),
-                      or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > bindparam("now", type_=DateTime())))
+               .where(TokenRow.digest == bindparam("digest"), LIVE)
                .scalar_subquery())
 _VERSION_AND_TOKEN = VERSION_QUERY.add_columns(_LIVE_TOKEN)
 
@@ -62,7 +61,7 @@ class VersionProbe:
 
     def with_token(self, token_digest: str, now: datetime | None = None) -> tuple[tuple[int, int], bool]:
         """The version, and whether ``token_digest`` (app.db.tokens.digest) is a live token's at ``now``."""
-        values = {"digest": token_digest, "now": self._as_stored(now or datetime.now(UTC))}
+        values = {"digest": token_digest, "now": self._as_stored(at(now)["now"])}
         compiled = self._with_token
         reports, reviews, live = self._ask(str(compiled), _params(compiled, values))
         return (reports or 0, reviews or 0), live == 1
