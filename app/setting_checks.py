@@ -1,18 +1,27 @@
 """The rules a setting's value must meet that need only the standard library, and the error naming it.
 
 app.settings applies them when it builds Settings (with pydantic); `hfvet gate --server` starts
-without pydantic (app/cli/fast_gate.py) and applies the same URL rule here, so both refuse the
-same values in the same words. Stdlib and app.redact only: a shown URL never carries its credentials.
+without pydantic (app/cli/gate_fast.py) and applies the same URL rule here, so both refuse the
+same values in the same words; it reads its settings from the environment here too (``env_value``),
+under the prefix Settings reads. Stdlib and app.redact only: a shown URL never carries its credentials.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from app.redact import mask_url
 
 NOT_AN_HTTP_URL = "not an http:// or https:// URL with a host"
+ENV_PREFIX = "HFVET_"  # Settings' too: HFVET_<FIELD>
+
+
+def env_value(field: str) -> str | None:
+    """Setting ``field`` as the environment holds it (HFVET_SERVER for "server"); unset or empty is None,
+    as the command line reads an option's variable (an empty HFVET_SERVER means no server)."""
+    return os.environ.get(ENV_PREFIX + field.upper()) or None
 
 
 class SettingsError(ValueError):

@@ -20,7 +20,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # SettingsError lives below settings: `hfvet gate --server` and the CLI's error handling catch it without pydantic.
-from app.setting_checks import SettingsError, http_url_problem, shown
+from app.setting_checks import ENV_PREFIX, SettingsError, http_url_problem, shown
 
 __all__ = ["Settings", "SettingsError", "child_environment", "reveal"]
 
@@ -33,7 +33,7 @@ class Settings(BaseSettings):
     """Validated when built: a bad value raises SettingsError naming its variable, so every command
     refuses to start (exit 2) instead of failing on first use (a traceback, exit 1, a 500 per vet)."""
 
-    model_config = SettingsConfigDict(env_prefix="HFVET_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     hf_endpoint: str | None = Field(
         None, validation_alias=AliasChoices("HF_ENDPOINT"), description="Hub URL (a mirror or the fixture hub)."

@@ -1,4 +1,4 @@
-"""The server's ASGI application: FastAPI, with the gate's fast path (app.api.fastgate) in front of its
+"""The server's ASGI application: FastAPI, with the gate's fast twin (app.api.routes.gate_fast) in front of its
 middleware and routing, and the security headers (app.api.security) on every answer of either."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
-from app.api import fastgate
 from app.api.openapi import with_edge_answers
+from app.api.routes import gate_fast
 from app.api.security import with_security_headers
 
 
@@ -28,6 +28,6 @@ class HfvetAPI(FastAPI):
             send = with_security_headers(send, scope["path"])
         gate = scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate"
         # getattr: the state is set by the lifespan, which a request may precede
-        if gate and await fastgate.answered(getattr(self.state, "hfvet", None), scope, receive, send):
+        if gate and await gate_fast.answered(getattr(self.state, "hfvet", None), scope, receive, send):
             return
         await super().__call__(scope, receive, send)

@@ -1,4 +1,4 @@
-"""Security headers on every answer, the gate's fast path included (app.api.fastgate).
+"""Security headers on every answer, the gate's fast path included (app.api.routes.gate_fast).
 
 The API serves JSON and the dashboard serves pages whose scripts are static files, so the policy
 can forbid inline script outright; frames are denied both ways (old and new browsers).

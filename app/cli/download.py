@@ -13,6 +13,7 @@ from rich.text import Text
 
 from app.cli import exit_codes
 from app.cli.gate import exit_for, explain_refusal, local_gate
+from app.cli.gate_args import OPTIONS, remote
 from app.cli.progress import download_progress, human_bytes
 from app.core.gate import Approved
 from app.services.downloads import DownloadError, Landed, VerificationError, download, parse_manifest
@@ -31,11 +32,11 @@ def download_cmd(
     ] = None,
     server: Annotated[
         str | None,
-        typer.Option("--server", envvar="HFVET_SERVER",
+        typer.Option(*OPTIONS["server"],
                      help="Take the gate's answer and manifest from this hfvet server (GET /gate) instead of the "
-                          "local store. The token comes from HFVET_TOKEN."),
+                          "local store (default: $HFVET_SERVER). The token comes from HFVET_TOKEN."),
     ] = None,
-    token: Annotated[str | None, typer.Option("--token", envvar="HFVET_TOKEN", hidden=True)] = None,
+    token: Annotated[str | None, typer.Option(*OPTIONS["token"], hidden=True)] = None,
 ) -> None:
     """Download an approved revision: exactly its vetted files, each checked against the approved hashes.
 
@@ -54,9 +55,11 @@ def download_cmd(
     The gate's codes: 1 rejected or waiting for review, 4 not vetted, 5 the branch moved; 2 error.
     """
     settings = Settings()  # checked before the gate is asked: a bad HF_ENDPOINT stops here, not after it
-    if server and (lines := bad_url_lines({"--server": server})):  # HFVET_SERVER passed Settings' check
+    where = remote(server, token)  # as `gate` reads them (app/cli/gate_args.py)
+    if where.server and (lines := bad_url_lines({"--server": where.server})):  # HFVET_SERVER passed Settings'
         exit_codes.fail(*lines)
-    approval = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
+    approval = exit_codes.guard(
+        lambda: _remote(where.server, where.token, repo, revision) if where.server else _local(repo, revision))
     landed = exit_codes.guard(lambda: _download(settings, approval, local_dir))
     sys.stdout.write(landed.sha + "\n")
     Console(stderr=True, highlight=False, soft_wrap=True).print(Text(

@@ -6,7 +6,7 @@ import sys
 
 
 def main() -> None:
-    from app.cli.fast_gate import parse, run
+    from app.cli.gate_fast import parse, run
 
     args = parse(sys.argv[1:])
     if args is not None:

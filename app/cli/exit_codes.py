@@ -34,7 +34,7 @@ def for_verdict(verdict: Verdict) -> int:
 
 def fail(*lines: str) -> NoReturn:
     """Print each line as an error on stderr and exit 2."""
-    import typer  # on use: `hfvet gate --server` runs without typer (app/cli/fast_gate.py)
+    import typer  # on use: `hfvet gate --server` runs without typer (app/cli/gate_fast.py)
     from rich.console import Console
     from rich.text import Text
 

@@ -1,20 +1,20 @@
 """`hfvet gate`: may a deploy pull this repo? Prints the approved commit, or refuses with reasons.
 
 Deploy scripts call it before every pull, so it imports only what the chosen path needs: with
-`--server` a stdlib HTTP client; without it the store and the policy engine.
+`--server` a stdlib HTTP client; without it the store and the policy engine. Its fast twin,
+app/cli/gate_fast.py, answers `gate --server` without this module or typer; the two share the
+options and environment (app/cli/gate_args.py) and the printing (app/cli/gate_answer.py).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from app.cli import exit_codes
-from app.cli.fast_gate import bad_remote_settings
-from app.cli.gate_answer import exit_for, refusal_lines
+from app.cli.gate_answer import exit_for, print_answer, refusal_lines
+from app.cli.gate_args import FORMATS, OPTIONS, remote
 
 if TYPE_CHECKING:
     from app.services.gating import GateResult
@@ -23,45 +23,34 @@ __all__ = ["exit_for", "explain_refusal", "gate_cmd", "local_gate"]
 
 
 def gate_cmd(
-    ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
     revision: Annotated[
         str | None,
-        typer.Option("--revision", "-r", help="Commit sha, branch or tag (default: the newest approved commit)."),
+        typer.Option(*OPTIONS["revision"],
+                     help="Commit sha, branch or tag (default: the newest approved commit)."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text (the sha alone) or json.")] = "text",
+    fmt: Annotated[str, typer.Option(*OPTIONS["fmt"], help="text (the sha alone) or json.")] = "text",
     server: Annotated[
         str | None,
-        typer.Option("--server", envvar="HFVET_SERVER",
-                     help="Ask this hfvet server (GET /gate) instead of the local store. "
+        typer.Option(*OPTIONS["server"],
+                     help="Ask this hfvet server (GET /gate) instead of the local store (default: $HFVET_SERVER). "
                           "The token comes from HFVET_TOKEN."),
     ] = None,
-    token: Annotated[str | None, typer.Option("--token", envvar="HFVET_TOKEN", hidden=True)] = None,
+    token: Annotated[str | None, typer.Option(*OPTIONS["token"], hidden=True)] = None,
 ) -> None:
     """Exit 0 and print the approved 40-hex commit, or exit non-zero with the reasons on stderr.
 
     Exit codes: 0 approved, 1 rejected or waiting for review, 4 not vetted, 5 the branch moved past
     the newest approved commit, 2 error (the hub or the server unreachable: fails closed).
     """
-    if fmt not in ("text", "json"):
+    if fmt not in FORMATS:
         exit_codes.fail(f"--format must be text or json, not {fmt!r}")
-    if server and (lines := bad_remote_settings(server, from_option=server_from_option(ctx))):
+    where = remote(server, token)  # HFVET_SERVER / HFVET_TOKEN read as the fast twin reads them
+    if where.server and (lines := where.bad_settings()):
         exit_codes.fail(*lines)  # the local path's Settings() checks its own
-    doc = exit_codes.guard(lambda: _remote(server, token, repo, revision) if server else _local(repo, revision))
-    code = exit_for(doc)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    elif code == exit_codes.EXIT_OK:
-        sys.stdout.write(doc["revision"] + "\n")
-    if code != exit_codes.EXIT_OK:
-        explain_refusal(doc, repo, revision)
-    raise typer.Exit(code)
-
-
-def server_from_option(ctx: typer.Context) -> bool:
-    """Whether --server was given (else HFVET_SERVER supplied it): the error names the one to fix."""
-    source = ctx.get_parameter_source("server")
-    return source is None or source.name != "ENVIRONMENT"
+    doc = exit_codes.guard(
+        lambda: _remote(where.server, where.token, repo, revision) if where.server else _local(repo, revision))
+    raise typer.Exit(print_answer(doc, fmt, repo, revision, _styled))
 
 
 def _remote(server: str, token: str | None, repo: str, revision: str | None) -> dict[str, Any]:
@@ -96,11 +85,16 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
 
 
 def explain_refusal(doc: dict[str, Any], repo: str, revision: str | None) -> None:
+    _styled(refusal_lines(doc, repo, revision))
+
+
+def _styled(lines: list[str]) -> None:
+    """A refusal's lines on stderr, the headline in bold red (rich loads only for a refusal)."""
     from rich.console import Console
     from rich.text import Text
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    headline, *reasons = refusal_lines(doc, repo, revision)
+    headline, *reasons = lines
     err.print(Text.assemble(("refused: ", "bold red"), headline.removeprefix("refused: ")))
     for reason in reasons:
         err.print(Text(reason))

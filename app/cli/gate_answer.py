@@ -1,10 +1,15 @@
-"""What a gate answer means for a deploy script: its exit code and the lines that explain a refusal.
+"""What a gate answer means for a deploy script: its exit code, what is printed, and the lines that
+explain a refusal.
 
-Free of typer and rich: `hfvet gate --server` (app/cli/fast_gate.py) runs on it alone.
+Free of typer and rich: `hfvet gate --server` (app/cli/gate_fast.py) runs on it alone; the full
+command line (app/cli/gate.py) prints through the same ``print_answer``, its refusal styled.
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from app.cli import exit_codes
@@ -29,3 +34,21 @@ def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[
     verdict = f" ({doc['verdict']})" if "verdict" in doc else ""
     return [f"refused: {where} is {doc.get('status')}{verdict} under policy {policy}",
             *(f"  - {reason}" for reason in doc.get("reasons") or [])]
+
+
+def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
+                 explain: Callable[[list[str]], None] | None = None) -> int:
+    """Print what `hfvet gate` prints for ``doc`` and return its exit code: the JSON (``fmt`` json) or the
+    approved sha on stdout; for a refusal, ``refusal_lines`` through ``explain`` (default: plain, on stderr)."""
+    code = exit_for(doc)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    elif code == exit_codes.EXIT_OK:
+        sys.stdout.write(doc["revision"] + "\n")
+    if code != exit_codes.EXIT_OK:
+        (explain or _plain)(refusal_lines(doc, repo, revision))
+    return code
+
+
+def _plain(lines: list[str]) -> None:
+    sys.stderr.write("".join(line + "\n" for line in lines))

@@ -161,7 +161,7 @@ class GateCache:
     A pinned reference's approval changes only with a report or a review, which moves the version;
     the day, because a re-decision applies waivers as of today. When the version moved, an answer none
     of whose repos (``GateResult.depends_on``) got a report or review since is re-stamped: ``lookup`` says
-    which versions to ask about, ``restamp`` decides; cached_gate and app.api.fastgate only do the asking.
+    which versions to ask about, ``restamp`` decides; cached_gate and app.api.routes.gate_fast only do the asking.
     """
 
     def __init__(self, size: int = 4096, max_bytes: int = 8 * 1024 * 1024) -> None:
@@ -196,7 +196,7 @@ class GateCache:
         """``key``'s answer at ``version`` (a hit); else its answer of today at an older version, which holds
         again if none of its repos was written since (``Stale``: ask, then ``restamp``); else None (a miss).
 
-        The one rule both callers follow (cached_gate, and app.api.fastgate in front of the route); they
+        The one rule both callers follow (cached_gate, and app.api.routes.gate_fast in front of the route); they
         differ only in how they ask the store which repos were written since.
         """
         hit = self.get(key, version)
@@ -282,7 +282,7 @@ def _today() -> date:
 
 
 def cache_key(repo: str, sha: str, policy: LoadedPolicy) -> tuple[str, str, str]:
-    """GateCache's key, for cached_gate and for the fast path that reads the cache (app.api.fastgate)."""
+    """GateCache's key, for cached_gate and for the fast path that reads the cache (app.api.routes.gate_fast)."""
     return (repo, sha, policy.sha256)
 
 

@@ -87,7 +87,7 @@ async def unless_abandoned(request: Request, work: partial[GateResult], left: th
 
 
 def gate_response(result: GateResult) -> Response:
-    """The HTTP answer for ``result``: this route's and the fast path's (app.api.fastgate), alike."""
+    """The HTTP answer for ``result``: this route's and the fast path's (app.api.routes.gate_fast), alike."""
     return Response(result.body, status_code=_status(result.answer), media_type="application/json")
 
 

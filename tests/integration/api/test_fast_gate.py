@@ -1,4 +1,4 @@
-"""`hfvet gate --server` skips typer, rich and pydantic (app/cli/fast_gate.py): the same answers
+"""`hfvet gate --server` skips typer, rich and pydantic (app/cli/gate_fast.py): the same answers
 as the full command line, side by side, for every kind of server answer; anything else falls
 through to the full command line."""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from app.cli.fast_gate import GateArgs, parse
+from app.cli.gate_fast import GateArgs, parse
 from tests.integration.api.served import ROOT
 from tests.integration.api.test_gate_client import NVIDIA, SHA_A, SHA_B, CannedServer
 

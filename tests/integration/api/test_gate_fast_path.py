@@ -1,4 +1,4 @@
-"""GET /gate's fast path (app.api.fastgate) answers exactly as the route does, or leaves it to the route.
+"""GET /gate's fast path (app.api.routes.gate_fast) answers exactly as the route does, or leaves it to the route.
 
 The first request for a commit goes through FastAPI (a cache miss); the same request again is sent
 by the fast path. Each test counts the fast path's answers and the route's calls into the gate, so
@@ -17,8 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
-from app.api import fastgate
 from app.api.routes import gate as gate_route
+from app.api.routes import gate_fast as fastgate
 from app.db import tokens
 from app.db.models import ReviewRow
 from app.db.session import Store, upgrade

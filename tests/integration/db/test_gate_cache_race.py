@@ -36,7 +36,7 @@ def pg_store() -> Iterator[Store]:
 @pytest.mark.postgres
 def test_a_write_that_commits_after_a_later_id_still_invalidates_the_cache(pg_store: Store) -> None:
     cache = GateCache()
-    probe = VersionProbe(pg_store.engine)  # the fast path's version (app.api.fastgate) must move alike
+    probe = VersionProbe(pg_store.engine)  # the fast path's version (app.api.routes.gate_fast) must move alike
     versions: list[tuple[int, int]] = []
 
     def status() -> str:

@@ -1,12 +1,15 @@
-"""GET /gate's hot case without FastAPI: an exact commit, already answered, nothing it read written since.
+"""The fast twin of GET /gate (app/api/routes/gate.py): its hot case without FastAPI, an exact commit
+already answered with nothing it read written since. Differential tests:
+tests/integration/api/test_gate_fast_path.py and tests/unit/services/test_gate_cache_dependencies.py.
 
 Deploy scripts ask the gate about the same pinned commits again and again. Once the route has
-answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` (app.api.asgi) sends that answer itself,
-in front of FastAPI's middleware and routing, while the store is unchanged, or changed only in
-repos the answer never read (it is then re-stamped with the new version): the same status,
-headers and bytes as the route (``gate_response``), counted in the same metric. The caller is
-checked as the route checks it: a token that is sent must be live at this very request (one
-statement asks the store's version and the token together), and HFVET_READ_AUTH needs one.
+answered one (and cached it: app.services.gating.GateCache), ``HfvetAPI`` (app.api.asgi) has this
+module send that answer itself, in front of FastAPI's middleware and routing, while the store is
+unchanged, or changed only in repos the answer never read (GateCache.lookup and restamp decide that;
+this module only asks the store): the same status, headers and bytes as the route (``gate_response``),
+counted in the same metric. The caller is checked as the route checks it: a token that is sent must be
+live at this very request (app.db.tokens.LIVE, asked with the store's version in one statement), and
+HFVET_READ_AUTH needs one.
 Everything else goes on to FastAPI untouched: a request with a body (the body limit applies there),
 a token that is not live (the route says why), no token under HFVET_READ_AUTH, a branch, a cache
 miss, a store that changed or does not answer, and anything the route would refuse (invalid input
