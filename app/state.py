@@ -15,7 +15,8 @@ from app.db.session import Store
 from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
 from app.jobs.processes import ProcessVets
-from app.services.gating import GateCache, Resolver
+from app.services.gating import GateCache
+from app.services.outcomes import Resolver
 from app.settings import Settings
 from app.shared_reads import SharedReads
 

@@ -102,7 +102,7 @@ def verify_digest(session: Session, wanted: str, now: datetime | None = None) ->
         return Principal(row.name, row.role)
     if row.revoked_at is not None or row.expires_at is None:
         return None  # revoked wins over expired: it was an act
-    raise TokenExpired(row.name, _aware(row.expires_at))
+    raise TokenExpired(row.name, row.expires_at)
 
 
 def revoke(session: Session, name: str, actor: str) -> bool:
@@ -117,7 +117,7 @@ def revoke(session: Session, name: str, actor: str) -> bool:
 
 def listing(session: Session) -> list[TokenInfo]:
     rows = session.execute(select(TokenRow).order_by(TokenRow.created_at)).scalars()
-    return [TokenInfo(r.name, r.role, _aware(r.created_at), _utc(r.revoked_at), _utc(r.expires_at)) for r in rows]
+    return [TokenInfo(r.name, r.role, r.created_at, r.revoked_at, r.expires_at) for r in rows]
 
 
 def live_count(session: Session, now: datetime | None = None) -> int:
@@ -132,12 +132,5 @@ def at(now: datetime | None = None) -> dict[str, datetime]:
 
 
 def _expired(expires_at: datetime | None, now: datetime) -> bool:
-    return expires_at is not None and _aware(expires_at) <= now
+    return expires_at is not None and expires_at <= now
 
-
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else _aware(value)
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)  # SQLite drops the zone

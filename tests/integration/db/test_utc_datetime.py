@@ -11,8 +11,6 @@ from app.db.models import AuditRow
 from app.db.session import Store
 
 APP = Path(__file__).resolve().parents[3] / "app"
-# db/tokens.py still repairs its own reads (a no-op now); it is to follow (issue 26: another helper owns it).
-TO_FOLLOW = {"db/tokens.py"}
 
 
 def test_an_aware_time_reads_back_as_the_same_instant_in_utc(store: Store) -> None:
@@ -28,4 +26,4 @@ def test_an_aware_time_reads_back_as_the_same_instant_in_utc(store: Store) -> No
 def test_no_reader_repairs_a_naive_time_but_the_column_type() -> None:
     repairing = {str(p.relative_to(APP)) for p in APP.rglob("*.py")
                  if "replace(tzinfo=" in p.read_text(encoding="utf-8")}
-    assert repairing - TO_FOLLOW == {"db/base.py"}
+    assert repairing == {"db/base.py"}
