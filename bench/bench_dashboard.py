@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import emit, machine_info, make_parser, median, table
 
 from app.db.models import RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import OrgFilter, repo_page
+from app.db.repos import OrgFilter, repo_page
 from app.server import create_app
 from app.services.listing import encode_cursor
 from app.services.policies import active_policy

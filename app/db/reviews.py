@@ -11,7 +11,8 @@ from app.core.review import Review
 from app.core.review_carry import CommitReport, Item, carry_reviews, review_items
 from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import StoredReport, commit_report_ids, ids_in_commit_order, report_by_id
+from app.db.repository import StoredReport, commit_report_ids, report_by_id
+from app.db.version import ids_in_commit_order
 
 
 def lock_commit(session: Session, repo_id: str, sha: str) -> bool:

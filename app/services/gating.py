@@ -17,9 +17,10 @@ from app.core.policy import LoadedPolicy
 from app.core.policy.engine import reads_references
 from app.core.ports import SourceError
 from app.core.repo_refs import RepoReference
-from app.db.repository import StoredReport, manifest_of, reports_for, repos_written_since, store_version
+from app.db.repository import StoredReport, manifest_of, reports_for
 from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
+from app.db.version import repos_written_since, store_version
 from app.errors import HfvetError
 from app.services.outcomes import Resolver, outcome, stored_references
 from app.services.references import Bounds, StoreJudge

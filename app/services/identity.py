@@ -14,7 +14,7 @@ from app.core.manifest import Manifest
 from app.core.ports import RepoCheck
 
 if TYPE_CHECKING:  # the store's libraries load only when a store is open
-    from app.db.repository import KnownIdentity
+    from app.db.repos import KnownIdentity
     from app.db.session import Store
 
 NAME = "store"
@@ -36,7 +36,7 @@ def identity_changes(known: dict[str, str | None], facts: dict[str, object]) -> 
 
 def identity_check(store: Store, repo_id: str) -> RepoCheck:
     """A pipeline repo check comparing the hub's identity now with the one stored for ``repo_id``."""
-    from app.db.repository import known_identity
+    from app.db.repos import known_identity
 
     with store.session() as session:
         known = known_identity(session, repo_id)

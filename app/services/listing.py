@@ -21,7 +21,8 @@ from app.core.gate import Outcome
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
 from app.core.review import Review
-from app.db.repository import OrgFilter, RepoFacts, RepoSummary, StoredReport, repo_facts, repo_page, reports_for
+from app.db.repos import OrgFilter, RepoFacts, RepoSummary, repo_facts, repo_page
+from app.db.repository import StoredReport, reports_for
 from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
 from app.services.outcomes import outcome

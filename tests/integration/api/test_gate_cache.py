@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.db.models import ReviewRow
-from app.db.repository import store_version
 from app.db.session import Store
+from app.db.version import store_version
 from app.server import create_app
 from app.settings import Settings
 from tests.integration.api.stored import policy, report, save

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.db.repository import OrgFilter, repo_facts, repo_page
+from app.db.repos import OrgFilter, repo_facts, repo_page
 from app.db.session import Store, upgrade
 from tests.integration.api.stored import policy, report, save
 

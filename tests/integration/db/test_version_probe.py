@@ -13,9 +13,8 @@ from sqlalchemy import text
 
 from app.db import tokens
 from app.db.models import ReviewRow
-from app.db.repository import repos_written_since, store_version
 from app.db.session import Store
-from app.db.version import VersionProbe
+from app.db.version import VersionProbe, repos_written_since, store_version
 from tests.integration.api.stored import policy, report, save
 
 SHA = "a" * 40

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from app.core.gate import Outcome
-from app.db.repository import RepoFacts, StoredReport
+from app.db.repos import RepoFacts
+from app.db.repository import StoredReport
 from app.errors import HfvetError
 from app.services.diff import diff_revisions
 from app.services.listing import Decision, RepoHistory
