@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.db.joins import reports_of
 from app.db.models import RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import LEAN_COLUMNS, StoredReport, lean_report, whole_report
+from app.db.repository import LEAN_COLUMNS, MaybeLean, lean_report, whole_report
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class RepoFacts:
 class RepoSummary:
     repo: RepoFacts
     revisions: int  # commits with at least one stored report
-    newest: StoredReport | None  # the most recently decided report of any commit
+    newest: MaybeLean | None  # the most recently decided report of any commit (lean with ``lean_under``)
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,11 @@ def _repos_where(query: Select[RepoRow], orgs: OrgFilter) -> Select[RepoRow]:
     return query
 
 
-def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | None = None) -> dict[int, StoredReport]:
+def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | None = None) -> dict[int, MaybeLean]:
     """The newest report of each repo, in one query (a window over each repo's reports).
 
-    With ``lean_under`` (a policy sha256), a report recorded under that policy carries only the parts
-    of its document the gate's outcome reads (reasons, identity.endpoint): a listing decodes those,
+    With ``lean_under`` (a policy sha256), a report recorded under that policy is a LeanReport: only the
+    parts of its document the gate's outcome reads (reasons, identity.endpoint): a listing decodes those,
     not every finding. Reports of other policies come whole, to be re-decided, and so do reports that
     reference other repos (their verdict may turn on whether those are approved now).
     """
@@ -117,7 +117,7 @@ def _newest_reports(session: Session, repo_pks: list[int], lean_under: str | Non
     return {pk: whole_report(row, sha, repo_id) for row, pk, sha, repo_id in session.execute(query)}
 
 
-def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> dict[int, StoredReport]:
+def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> dict[int, MaybeLean]:
     ranked = _ranked(repo_pks)
     query = (
         select(*LEAN_COLUMNS, ranked.c.repo_pk, ranked.c.sha, RepoRow.repo_id)
@@ -125,7 +125,7 @@ def _newest_lean(session: Session, repo_pks: list[int], policy_sha256: str) -> d
         .join(RepoRow, RepoRow.id == ranked.c.repo_pk)
         .where(ranked.c.rank == 1)
     )
-    found: dict[int, StoredReport] = {}
+    found: dict[int, MaybeLean] = {}
     whole: list[int] = []
     for *columns, repo_pk, sha, repo_id in session.execute(query):
         report = lean_report(columns, sha, repo_id, policy_sha256)

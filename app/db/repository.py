@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from functools import cached_property
+from typing import Any, overload
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from app.core import report_json
+from app.core.repo_refs import REFERENCE_RULE, RepoReference, parse_reference
 from app.core.report import Report
 from app.core.review_carry import findings_fingerprint
 from app.db.joins import reports_of
@@ -23,6 +25,8 @@ from app.db.version import ids_in_commit_order
 
 @dataclass(frozen=True)
 class StoredReport:
+    """A stored report read whole: its columns and its §6.2 document (``load`` gives the Report)."""
+
     id: int
     repo_id: str
     sha: str
@@ -33,6 +37,56 @@ class StoredReport:
     document: dict[str, Any]
     requested_revision: str | None = None
     requested_by: str = ""
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Its policy's reasons as the gate shows them, ``rule: message``."""
+        return _reason_lines(self.document.get("reasons"))
+
+    @property
+    def endpoint(self) -> str | None:
+        """The hub it was vetted from; None for `hfvet scan` of local files."""
+        return _endpoint((self.document.get("identity") or {}).get("endpoint"))
+
+    @cached_property
+    def references(self) -> tuple[RepoReference, ...]:
+        """The repos its `repo-reference` findings name (waived ones too: judged, unused)."""
+        found = (parse_reference(str(f.get("path")), f.get("evidence")) for f in self.document.get("findings") or []
+                 if isinstance(f, dict) and f.get("rule") == REFERENCE_RULE)
+        return tuple(dict.fromkeys(r for r in found if r is not None))
+
+    @property
+    def scanners(self) -> dict[str, str]:
+        """The scanner versions it was vetted with."""
+        return dict(self.document.get("scanners") or {})
+
+    def load(self) -> Report:
+        return report_json.load(self.document, f"report {self.id}")
+
+
+@dataclass(frozen=True)
+class LeanReport:
+    """A stored report read lean: only what the gate's outcome reads when it is not re-decided.
+
+    Read only for a report recorded under the policy asked about and naming no other repo (lean_report),
+    so it has no document: a consumer that needs the findings must read the report whole.
+    """
+
+    id: int
+    repo_id: str
+    sha: str
+    verdict: str
+    policy_name: str
+    policy_sha256: str | None
+    decided_at: datetime
+    reasons: tuple[str, ...]  # as StoredReport.reasons
+    endpoint: str | None  # as StoredReport.endpoint
+    requested_revision: str | None = None
+    requested_by: str = ""
+    references: tuple[RepoReference, ...] = ()  # always none: a report naming repos is read whole
+
+
+MaybeLean = StoredReport | LeanReport  # what a read with ``lean_under`` gives
 
 
 def save_report(session: Session, report: Report, *, requested_revision: str | None, actor: str) -> int:
@@ -61,12 +115,16 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     return row.id
 
 
-def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None) -> list[StoredReport]:
+@overload
+def reports_for(session: Session, repo_id: str) -> list[StoredReport]: ...
+@overload
+def reports_for(session: Session, repo_id: str, *, lean_under: str | None) -> list[MaybeLean]: ...
+def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None) -> Sequence[MaybeLean]:
     """Every stored report of ``repo_id``, oldest first.
 
     With ``lean_under`` (a policy sha256), a report recorded under that policy and naming no other repo
-    carries only what the gate's outcome reads (reasons, identity.endpoint), as in _newest_reports: an
-    uncached gate answer for a repo vetted hundreds of times then decodes no findings.
+    is a LeanReport: only what the gate's outcome reads (reasons, identity.endpoint), as in
+    app.db.repos' listing: an uncached gate answer for a repo vetted hundreds of times then decodes no findings.
     """
     if lean_under is None:
         query = (
@@ -80,7 +138,7 @@ def reports_for(session: Session, repo_id: str, *, lean_under: str | None = None
         .where(RepoRow.repo_id == repo_id)
         .order_by(ReportRow.decided_at, ReportRow.id)
     )
-    found: list[StoredReport | int] = []  # a report id where the whole document is needed
+    found: list[LeanReport | int] = []  # a report id where the whole document is needed
     for *columns, sha in session.execute(lean):
         report = lean_report(columns, sha, repo_id, lean_under)
         found.append(report if report is not None else int(columns[0]))
@@ -102,7 +160,11 @@ def commit_report_ids(session: Session, repo_id: str, sha: str) -> list[int]:
     return list(session.execute(query).scalars())
 
 
-def report_by_id(session: Session, report_id: int, *, lean_under: str | None = None) -> StoredReport | None:
+@overload
+def report_by_id(session: Session, report_id: int) -> StoredReport | None: ...
+@overload
+def report_by_id(session: Session, report_id: int, *, lean_under: str | None) -> MaybeLean | None: ...
+def report_by_id(session: Session, report_id: int, *, lean_under: str | None = None) -> MaybeLean | None:
     """One stored report; with ``lean_under``, read lean when it may be (as reports_for reads them)."""
     if lean_under is not None:
         lean = (
@@ -131,14 +193,22 @@ LEAN_COLUMNS = (ReportRow.id, ReportRow.verdict, ReportRow.policy_name, ReportRo
                  ReportRow.document["references"])
 
 
-def lean_report(columns: Sequence[Any], sha: str, repo_id: str, policy_sha256: str) -> StoredReport | None:
+def lean_report(columns: Sequence[Any], sha: str, repo_id: str, policy_sha256: str) -> LeanReport | None:
     """The lean report of one row of LEAN_COLUMNS, or None when it must be read whole (another policy
     re-decides it from its findings; references may turn its verdict)."""
     report_id, verdict, policy_name, policy_sha, decided, requested, by, reasons, endpoint, references = columns
     if policy_sha != policy_sha256 or references:
         return None
-    document = {"reasons": reasons or [], "identity": {"endpoint": endpoint}}
-    return StoredReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, document, requested, by)
+    return LeanReport(report_id, repo_id, sha, verdict, policy_name, policy_sha, decided, _reason_lines(reasons),
+                      _endpoint(endpoint), requested, by)
+
+
+def _reason_lines(reasons: Any) -> tuple[str, ...]:
+    return tuple(f"{r.get('rule')}: {r.get('message')}" for r in reasons or [])
+
+
+def _endpoint(endpoint: object) -> str | None:
+    return str(endpoint) if endpoint else None
 
 
 def manifest_of(session: Session, repo_id: str, sha: str) -> list[dict[str, Any]] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy import select, update
@@ -11,7 +12,7 @@ from app.core.review import Review
 from app.core.review_carry import CommitReport, Item, carry_reviews, review_items
 from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
-from app.db.repository import StoredReport, commit_report_ids, report_by_id
+from app.db.repository import MaybeLean, StoredReport, commit_report_ids, report_by_id
 from app.db.version import ids_in_commit_order
 
 
@@ -35,7 +36,7 @@ def newest_report(session: Session, repo_id: str, sha: str) -> StoredReport | No
 
 
 def newest_of_commit(session: Session, repo_id: str, sha: str, *,
-                     lean_under: str | None = None) -> tuple[StoredReport, Review | None] | None:
+                     lean_under: str | None = None) -> tuple[MaybeLean, Review | None] | None:
     """The newest report of ``repo_id`` at ``sha`` and the review that applies to it (effective_reviews).
 
     What an exact commit's gate answer reads: one report, however often the commit was re-vetted.
@@ -76,7 +77,7 @@ def newest_reviews(session: Session, repo_id: str) -> dict[int, Review]:
     return {row.report_pk: _review(row) for row in session.execute(query).scalars()}
 
 
-def effective_reviews(session: Session, repo_id: str, reports: list[StoredReport]) -> dict[int, Review]:
+def effective_reviews(session: Session, repo_id: str, reports: Sequence[MaybeLean]) -> dict[int, Review]:
     """Each report of ``repo_id`` (oldest first) -> the review that applies to it (app.core.review_carry's rule:
     its own newest review, else a reject of an earlier report of the commit, or an approval while the re-vets
     find nothing new)."""

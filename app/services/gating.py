@@ -17,12 +17,12 @@ from app.core.policy import LoadedPolicy
 from app.core.policy.engine import reads_references
 from app.core.ports import SourceError
 from app.core.repo_refs import RepoReference
-from app.db.repository import StoredReport, manifest_of, reports_for
+from app.db.repository import MaybeLean, manifest_of, reports_for
 from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.db.version import repos_written_since, store_version
 from app.errors import HfvetError
-from app.services.outcomes import Resolver, outcome, stored_references
+from app.services.outcomes import Resolver, outcome
 from app.services.references import Bounds, StoreJudge
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
 
@@ -118,7 +118,7 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
 OVER_BUDGET = "gate-hub-budget"
 
 
-def _bounded(judge: StoreJudge, report: StoredReport, policy: LoadedPolicy, decide: Callable[[], Outcome]) -> Outcome:
+def _bounded(judge: StoreJudge, report: MaybeLean, policy: LoadedPolicy, decide: Callable[[], Outcome]) -> Outcome:
     """``decide()``'s outcome, or a refusal naming the budget when ``report`` names more references than
     the budget (refused before any is judged: judging 3,000 costs seconds of CPU even with no hub call)
     or when judging its references, and theirs, went past it.
@@ -127,7 +127,7 @@ def _bounded(judge: StoreJudge, report: StoredReport, policy: LoadedPolicy, deci
     an answer that did not look at everything it names is not an answer: fail closed, say why.
     """
     budget = judge.budget
-    if budget is not None and reads_references(policy) and _distinct(stored_references(report)) > budget:
+    if budget is not None and reads_references(policy) and _distinct(report.references) > budget:
         return _over_budget(Outcome(report.sha, False, report.verdict, (), report.decided_at, ""), budget)
     before = judge.over_budget
     decided = decide()

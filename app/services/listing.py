@@ -22,7 +22,7 @@ from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
 from app.core.review import Review
 from app.db.repos import OrgFilter, RepoFacts, RepoSummary, repo_facts, repo_page
-from app.db.repository import StoredReport, reports_for
+from app.db.repository import MaybeLean, StoredReport, reports_for
 from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
 from app.services.outcomes import outcome
@@ -51,7 +51,7 @@ class Listed:
     repo: RepoFacts
     tier: Tier
     revisions: int
-    newest: StoredReport | None
+    newest: MaybeLean | None  # lean when recorded under the active policy (app.db.repository.LeanReport)
     effective: Outcome | None  # the newest report's outcome under the active policy
 
 

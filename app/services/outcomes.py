@@ -11,17 +11,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from app.core.gate import Outcome
-from app.core.policy import LoadedPolicy, evaluate, facts_from_report_dict
+from app.core.policy import LoadedPolicy, PolicyFacts, evaluate, facts_from_report_dict
 from app.core.policy.engine import depends_on_references, reads_references
 from app.core.policy.facts import ReferenceJudge
-from app.core.repo_refs import REFERENCE_RULE, RepoReference, parse_reference
 from app.core.review import Review, apply_review
-from app.db.repository import StoredReport
+from app.db.repository import LeanReport, MaybeLean
 
 Resolver = Callable[[str, str], str]  # (repo id, branch or tag) -> 40-hex commit on the hub now
 
 
-def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = None,
+def outcome(report: MaybeLean, policy: LoadedPolicy, review: Review | None = None,
             judge: ReferenceJudge | None = None) -> Outcome:
     """The stored report's effective outcome: its policy outcome as its newest review changed it."""
     if review is not None and review.decision == "approve" and is_local_scan(report):
@@ -29,30 +28,30 @@ def outcome(report: StoredReport, policy: LoadedPolicy, review: Review | None = 
     return apply_review(policy_outcome(report, policy, judge), review)
 
 
-def is_local_scan(report: StoredReport) -> bool:
+def is_local_scan(report: MaybeLean) -> bool:
     """Recorded by `hfvet scan` of local files: never checked against the hub's commit."""
-    return not (report.document.get("identity") or {}).get("endpoint")
+    return not report.endpoint
 
 
-def policy_outcome(report: StoredReport, policy: LoadedPolicy, judge: ReferenceJudge | None = None) -> Outcome:
+def policy_outcome(report: MaybeLean, policy: LoadedPolicy, judge: ReferenceJudge | None = None) -> Outcome:
     """The stored report's outcome, re-decided when it was recorded under another policy, or when it
     references other repos and the policy reads them (their approval may have changed since the vet).
 
     ``judge`` says which referenced repos the store approves now; without one, none is (fail closed).
     """
-    references = stored_references(report) if reads_references(policy) else ()
+    references = report.references if reads_references(policy) else ()
     facts = None
     depends = bool(references) and _DEPENDS.get(_depends_key(report, policy)) is not False
     if depends:
-        facts = facts_from_report_dict(report.document, f"report {report.id}")
+        facts = _recorded_facts(report)
         depends = depends_on_references(policy, facts, references)
         _DEPENDS.put(_depends_key(report, policy), depends)
     if report.policy_sha256 == policy.sha256 and not depends:
         verdict = report.verdict
-        reasons = [f"{r.get('rule')}: {r.get('message')}" for r in report.document.get("reasons") or []]
+        reasons = list(report.reasons)
         by = f"policy {report.policy_name}"
     else:
-        facts = facts or facts_from_report_dict(report.document, f"report {report.id}")
+        facts = facts or _recorded_facts(report)
         if depends:  # the references as the store judges them now; unknown without a judge (fail closed)
             facts = facts.model_copy(update={"reference_status": list(judge(references) if judge else ())})
         decision = evaluate(policy, facts)
@@ -93,25 +92,25 @@ class _Memo:
 _DEPENDS = _Memo()
 
 
-def _depends_key(report: StoredReport, policy: LoadedPolicy) -> tuple[object, ...]:
+def _recorded_facts(report: MaybeLean) -> PolicyFacts:
+    """The policy facts the report recorded, to re-decide it: only a report read whole has them."""
+    if isinstance(report, LeanReport):  # lean reads are of reports never re-decided: a caller mixed up policies
+        raise TypeError(f"report {report.id} was read lean under one policy and re-decided under another")
+    return facts_from_report_dict(report.document, f"report {report.id}")
+
+
+def _depends_key(report: MaybeLean, policy: LoadedPolicy) -> tuple[object, ...]:
     # The report's id with its repo, commit and time: ids alone repeat across stores in one process (tests).
     # Today's date too: a waiver of a rule that reads references may expire.
     return (report.id, report.repo_id, report.sha, report.decided_at, policy.sha256, datetime.now(UTC).date())
 
 
-def _redecided_by(report: StoredReport, policy: LoadedPolicy, verdict: str) -> str:
+def _redecided_by(report: MaybeLean, policy: LoadedPolicy, verdict: str) -> str:
     if report.policy_sha256 != policy.sha256:
         return f"policy {policy.name} (re-decided from the findings recorded under {report.policy_name})"
     if verdict == report.verdict:
         return f"policy {policy.name}"
     return f"policy {policy.name} (re-decided: the referenced repos' approval changed since the vet)"
-
-
-def stored_references(report: StoredReport) -> tuple[RepoReference, ...]:
-    """The references a stored report's `repo-reference` findings name (waived ones too: judged, unused)."""
-    found = (parse_reference(str(f.get("path")), f.get("evidence")) for f in report.document.get("findings") or []
-             if isinstance(f, dict) and f.get("rule") == REFERENCE_RULE)
-    return tuple(dict.fromkeys(r for r in found if r is not None))
 
 
 LOCAL_SCAN = "local-scan: recorded by `hfvet scan`; only `hfvet vet` from the hub approves a commit"

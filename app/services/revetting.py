@@ -59,4 +59,4 @@ def _approved(report: StoredReport, policy: LoadedPolicy) -> bool:
 
 
 def _stale(report: StoredReport, policy: LoadedPolicy, scanners: dict[str, str]) -> bool:
-    return report.policy_sha256 != policy.sha256 or (report.document.get("scanners") or {}) != scanners
+    return report.policy_sha256 != policy.sha256 or report.scanners != scanners

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
-from app.core import report_json
 from app.render import RENDERERS
 from app.services.listing import RepoHistory, repo_history
 from app.services.queue import repo_audit
@@ -55,8 +54,7 @@ def download(current: Annotated[Page, Depends(page)], org: str, name: str, repor
     if found is None:
         raise PageError(404, "No such report", f"{history.repo.repo_id} has no report {report_id}.")
     renderer, media = DOWNLOADS[kind]
-    body = RENDERERS[renderer].render(report_json.load(found.report.document, f"report {report_id}"),
-                                      show_info=True)
+    body = RENDERERS[renderer].render(found.report.load(), show_info=True)
     filename = f"{history.repo.repo_id.replace('/', '--')}-{found.report.sha[:12]}-{report_id}.{kind}"
     return current.finish(Response(body, media_type=media,
                                    headers={"Content-Disposition": f'attachment; filename="{filename}"'}))
