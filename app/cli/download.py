@@ -15,7 +15,9 @@ from app.cli import exit_codes
 from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.gate_args import OPTIONS, remote
 from app.cli.progress import download_progress, human_bytes
+from app.core import manifest_json
 from app.core.gate import Approved
+from app.core.manifest_json import ManifestDoc
 from app.services.downloads import DownloadError, Landed, VerificationError, download, parse_manifest
 from app.setting_checks import bad_url_lines
 from app.settings import Settings
@@ -73,7 +75,7 @@ class Approval:
 
     repo: str
     sha: str
-    files: list[dict[str, Any]]
+    files: ManifestDoc  # app.core.manifest_json's form, parsed by the download
 
 
 def _local(repo: str, revision: str | None) -> Approval:
@@ -115,7 +117,7 @@ def _download(settings: Settings, approval: Approval, local_dir: Path) -> Landed
     from app.sources.hub_download import hub_fetcher
 
     fetch = hub_fetcher(HubClient.from_settings(settings), approval.repo, approval.sha)
-    total = sum(int(f.get("size") or 0) for f in approval.files)
+    total = manifest_json.declared_bytes(approval.files)
     try:
         with download_progress(total, f"{approval.repo}@{approval.sha[:12]}") as on_file:
             return download(approval.repo, approval.sha, approval.files, local_dir, fetch, on_file=on_file)

@@ -14,7 +14,8 @@ from typing import Any, overload
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from app.core import report_json
+from app.core import manifest_json, report_json
+from app.core.manifest_json import ManifestDoc
 from app.core.repo_refs import REFERENCE_RULE, RepoReference, parse_reference
 from app.core.report import Report
 from app.core.review_carry import findings_fingerprint
@@ -211,7 +212,8 @@ def _endpoint(endpoint: object) -> str | None:
     return str(endpoint) if endpoint else None
 
 
-def manifest_of(session: Session, repo_id: str, sha: str) -> list[dict[str, Any]] | None:
+def manifest_of(session: Session, repo_id: str, sha: str) -> ManifestDoc | None:
+    """The stored manifest of ``repo_id`` at ``sha`` (app.core.manifest_json's form), None if never vetted."""
     query = (
         select(RevisionRow.manifest)
         .join(RepoRow, RevisionRow.repo_pk == RepoRow.id)
@@ -243,9 +245,7 @@ def _revision(session: Session, repo: RepoRow, report: Report) -> RevisionRow:
     query = select(RevisionRow).where(RevisionRow.repo_pk == repo.id, RevisionRow.sha == sha)
     row = session.execute(query).scalar_one_or_none()
     if row is None:
-        manifest = [{"path": f.path, "size": f.size, "sha256": f.sha256, "blob_id": f.blob_id, "format": f.format}
-                    for f in report.files]
-        row = RevisionRow(repo=repo, sha=sha, manifest=manifest)
+        row = RevisionRow(repo=repo, sha=sha, manifest=manifest_json.dump(report.files))
         session.add(row)
         session.flush()
     return row

@@ -14,10 +14,12 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from app.core import manifest_json
 from app.core.gate import Approved
 from app.core.ids import is_commit
+from app.core.manifest import ManifestFile
+from app.core.manifest_json import ManifestDoc, ManifestFormatError
 from app.core.ports import SourceError
 from app.errors import HfvetError
 from app.services.gating import GateResult
@@ -43,14 +45,6 @@ class VerificationError(DownloadError):
 
 
 @dataclass(frozen=True)
-class ManifestEntry:
-    path: str
-    size: int
-    sha256: str | None
-    blob_id: str | None
-
-
-@dataclass(frozen=True)
 class Landed:
     repo: str
     sha: str
@@ -71,7 +65,7 @@ def download_approved(
 def download(
     repo: str,
     sha: str,
-    manifest: list[dict[str, Any]],
+    manifest: ManifestDoc,
     local_dir: Path,
     fetch: FetchFn,
     *,
@@ -100,52 +94,18 @@ def download(
     return Landed(repo, sha, local_dir, tuple(e.path for e in entries), sum(e.size for e in entries))
 
 
-def parse_manifest(manifest: list[dict[str, Any]]) -> list[ManifestEntry]:
-    """The stored manifest as entries; anything that cannot be verified or placed safely is refused."""
+def parse_manifest(manifest: ManifestDoc) -> list[ManifestFile]:
+    """The stored manifest as files (app.core.manifest_json); anything that cannot be verified or placed
+    safely is refused, and so is huggingface_hub's bookkeeping folder."""
     if not manifest:
         raise DownloadError("the approved revision has no stored manifest: vet it again")
-    entries: list[ManifestEntry] = []
-    seen: set[str] = set()
-    for raw in manifest:
-        path = raw.get("path") if isinstance(raw, dict) else None
-        path = path if isinstance(path, str) else ""
-        _check_path(path)
-        if path in seen:
-            raise VerificationError(path, "listed twice in the manifest")
-        seen.add(path)
-        entries.append(ManifestEntry(path, _size(path, raw.get("size")), *_hashes(path, raw)))
-    return entries
+    try:
+        return list(manifest_json.load(manifest, reserved=CLIENT_BOOKKEEPING))
+    except ManifestFormatError as exc:
+        raise VerificationError(exc.path, exc.problem) from exc
 
 
-def _size(path: str, size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise VerificationError(path, f"the manifest's size {str(size)[:40]!r} is not a byte count")
-    return size
-
-
-def _hashes(path: str, raw: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(sha256, blob id), each well-formed hex or None; at least one, or the file cannot be verified."""
-    sha256, blob_id = raw.get("sha256") or None, raw.get("blob_id") or None
-    if sha256 is None and blob_id is None:
-        raise VerificationError(path, "the manifest records no hash for it, so it cannot be verified")
-    for kind, value, length in (("sha256", sha256, 64), ("git blob id", blob_id, 40)):
-        if value is not None and not (isinstance(value, str) and _is_hex(value, length)):
-            raise VerificationError(path, f"the manifest's {kind} {str(value)[:80]!r} is not {length} hex digits")
-    return sha256, blob_id
-
-
-def _is_hex(value: str, length: int) -> bool:
-    return len(value) == length and all(c in "0123456789abcdef" for c in value.lower())
-
-
-def _check_path(path: str) -> None:
-    unsafe = (not path or "\\" in path or path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/"))
-              or PurePosixPath(path).is_relative_to(CLIENT_BOOKKEEPING))
-    if unsafe:
-        raise VerificationError(path or "(empty path)", "not a safe relative path")
-
-
-def check_destination(local_dir: Path, entries: list[ManifestEntry]) -> None:
+def check_destination(local_dir: Path, entries: list[ManifestFile]) -> None:
     """Refuse, before any byte is fetched, a destination the files could not be moved into."""
     if local_dir.is_symlink() or (local_dir.exists() and not local_dir.is_dir()):
         raise DownloadError(f"{local_dir} exists and is not a plain directory")
@@ -161,14 +121,14 @@ def check_destination(local_dir: Path, entries: list[ManifestEntry]) -> None:
             raise DownloadError(f"{target} is a directory in the way of the file {entry.path}")
 
 
-def _fetch_one(fetch: FetchFn, entry: ManifestEntry, fetched: Path) -> None:
+def _fetch_one(fetch: FetchFn, entry: ManifestFile, fetched: Path) -> None:
     try:
         fetch(entry.path, fetched)
     except (HfvetError, SourceError, OSError) as exc:
         raise DownloadError(f"{entry.path}: cannot fetch it: {exc}; nothing was moved into the destination") from exc
 
 
-def verify(fetched: Path, entry: ManifestEntry) -> None:
+def verify(fetched: Path, entry: ManifestFile) -> None:
     """The fetched file is a regular file of the manifest's size and hash (LFS sha256, else git blob id)."""
     file = fetched / entry.path
     if file.is_symlink() or not file.is_file():
@@ -208,7 +168,7 @@ def _chunks(file: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def refuse_extras(fetched: Path, entries: list[ManifestEntry]) -> None:
+def refuse_extras(fetched: Path, entries: list[ManifestFile]) -> None:
     """Anything fetched that the manifest does not list (the client's bookkeeping aside) is refused."""
     expected = {e.path for e in entries}
     for root, dirs, files in os.walk(fetched):
@@ -223,7 +183,7 @@ def refuse_extras(fetched: Path, entries: list[ManifestEntry]) -> None:
                 raise VerificationError(rel, "fetched but not in the approved manifest")
 
 
-def install(fetched: Path, payload: Path, local_dir: Path, entries: list[ManifestEntry]) -> None:
+def install(fetched: Path, payload: Path, local_dir: Path, entries: list[ManifestFile]) -> None:
     """Move the verified files in: one rename of a fresh folder, else file by file into the existing one."""
     if not local_dir.exists():
         try:

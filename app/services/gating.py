@@ -13,6 +13,7 @@ from typing import Any
 
 from app.core.gate import Answer, Approved, Denied, Moved, NotVetted, Outcome, decide_gate
 from app.core.ids import is_commit
+from app.core.manifest_json import ManifestDoc
 from app.core.policy import LoadedPolicy
 from app.core.policy.engine import reads_references
 from app.core.ports import SourceError
@@ -41,7 +42,7 @@ class GateResult:
     requested: str | None
     answer: Answer
     policy: LoadedPolicy
-    files: list[dict[str, Any]]  # the approved commit's manifest; empty unless approved
+    files: ManifestDoc  # the approved commit's stored manifest (app.core.manifest_json); empty unless approved
     asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
     depends_on: frozenset[str] = frozenset()  # the repos whose reports and reviews the answer read
 
@@ -88,7 +89,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     outcomes = [_bounded(judge, r, policy, partial(outcome, r, policy, reviews.get(r.id), judge.of((repo, r.sha))))
                 for r in stored]
     answer = decide_gate(revision, head, outcomes)
-    files: list[dict[str, Any]] = []
+    files: ManifestDoc = []
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
@@ -108,7 +109,7 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
     outcomes = [] if newest is None else [
         _bounded(judge, newest[0], policy, partial(outcome, newest[0], policy, newest[1], judge.of((repo, sha))))]
     answer = decide_gate(sha, sha, outcomes)
-    files: list[dict[str, Any]] = []
+    files: ManifestDoc = []
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, sha) or []
