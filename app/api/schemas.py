@@ -11,6 +11,9 @@ from app.core.jobs import JobStatus, VetJob
 
 
 class JobOut(BaseModel):
+    # A vet job as the API shows it: VetJob's fields by name (``of`` takes them so), except the commit, shown
+    # as ``revision``, and the policy, as one object; plus links. The report id stays inside (GET /vet/{id}
+    # carries the report itself). No docstring: it would become the schema's description.
     id: str
     repo: str
     requested_revision: str
@@ -27,13 +30,9 @@ class JobOut(BaseModel):
 
     @classmethod
     def of(cls, job: VetJob) -> JobOut:
-        return cls(
-            id=job.id, repo=job.repo, requested_revision=job.requested_revision, revision=job.sha,
-            policy={"name": job.policy_name, "sha256": job.policy_sha256}, status=job.status,
-            requested_by=job.requested_by, created_at=job.created_at, started_at=job.started_at,
-            finished_at=job.finished_at, attempts=job.attempts, error=job.error,
-            links={"self": f"/vet/{job.id}", "gate": f"/gate?repo={job.repo}&revision={job.sha}"},
-        )
+        shown = {name: value for name, value in vars(job).items() if name in cls.model_fields}
+        return cls(**shown, revision=job.sha, policy={"name": job.policy_name, "sha256": job.policy_sha256},
+                   links={"self": f"/vet/{job.id}", "gate": f"/gate?repo={job.repo}&revision={job.sha}"})
 
 
 class UnresolvedOut(BaseModel):
