@@ -12,7 +12,7 @@ from app.api.deps import ReaderDep, StateDep, VetterDep
 from app.api.errors import ApiError
 from app.api.openapi import errors, link
 from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
-from app.core.ids import REVISION_PATTERN
+from app.core.ids import REPO_PATTERN, REVISION_PATTERN
 from app.core.jobs import VetJob
 from app.db.repository import report_document
 from app.db.reviews import newest_report
@@ -47,7 +47,7 @@ def post_vet(
     who: VetterDep,
     response: Response,
     repo: Annotated[str, Query(max_length=200, description=validation.REPO_RULES,
-                               json_schema_extra=validation.documented(validation.REPO_PATTERN))],
+                               json_schema_extra=validation.documented(REPO_PATTERN))],
     revision: Annotated[str, Query(max_length=256, description=validation.REVISION_RULES,
                                    json_schema_extra=validation.documented(REVISION_PATTERN))] = "main",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for the report.")] = 0,
