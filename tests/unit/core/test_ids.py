@@ -88,5 +88,5 @@ def test_parse_org_is_the_first_half_of_a_repo_id(value: str) -> None:
 
 @pytest.mark.parametrize("value", ["a/b/c", "nvidia", "", "-org/name"])
 def test_parse_repo_id_says_what_is_wrong(value: str) -> None:
-    with pytest.raises(ValueError, match="(?i)repo"):
+    with pytest.raises(ValueError, match=r"(?i)repo"):
         parse_repo_id(value)
