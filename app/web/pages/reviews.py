@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form
 from starlette.responses import Response
 
-from app.services.queue import recent_decisions, review_queue
+from app.services.review_queue import recent_decisions, review_queue
 from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
 from app.web import inputs
 from app.web.page import Page, PageRoute, page
