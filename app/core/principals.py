@@ -21,6 +21,11 @@ class Principal:
     def may(self, role: str) -> bool:
         return ROLES.index(self.role) >= ROLES.index(role)
 
+    @property
+    def actor(self) -> str:
+        """Who did it, as jobs, reviews and the audit log record a token holder's act."""
+        return f"token:{self.name}"
+
 
 class TokenExpired(Exception):
     """The secret belongs to a token whose expiry has passed: refused, and told apart from unknown ones."""

@@ -31,12 +31,7 @@ def request_vet(jobs: JobQueue, resolve: Resolver, repo: str, revision: str, who
     """Queue a vet of ``repo`` at the commit ``revision`` names now (one per repo, commit and policy: a
     request for one already queued or running joins it). Hub errors propagate before anything is queued."""
     sha = resolve(repo, revision)
-    return jobs.submit(repo, revision, sha, requested_by=requested_by(who))
-
-
-def requested_by(who: Principal) -> str:
-    """The job's and the audit log's actor for a vet a token's holder asked for."""
-    return f"token:{who.name}"
+    return jobs.submit(repo, revision, sha, requested_by=who.actor)
 
 
 def job_document(store: Store, job: VetJob) -> dict[str, Any] | None:
@@ -69,7 +64,7 @@ def queue_references(jobs: JobQueue, resolve: Resolver, document: dict[str, Any]
     """Queue a vet of each repo ``document`` references (all or none: one transaction), and say which the
     hub cannot name. TooManyReferences (nothing resolved or queued) past MAX_REFERENCES."""
     wanted, unresolved = reference_commits(document, resolve)
-    return (jobs.submit_all(wanted, requested_by=requested_by(who)) if wanted else []), unresolved
+    return (jobs.submit_all(wanted, requested_by=who.actor) if wanted else []), unresolved
 
 
 class Unresolved(NamedTuple):
