@@ -10,11 +10,12 @@ import threading
 from dataclasses import dataclass, field
 
 from app.core.policy import LoadedPolicy
-from app.db import tokens
+from app.core.principals import Principal, TokenExpired
 from app.db.session import Store
 from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
 from app.jobs.processes import ProcessVets
+from app.services import tokens
 from app.services.gating import GateCache
 from app.services.outcomes import Resolver
 from app.settings import Settings
@@ -53,14 +54,13 @@ class AppState:
         """The name of the live token ``secret`` is, or None (the rate limit's caller: app.api.ratelimit)."""
         try:
             who = self.verify(secret)
-        except tokens.TokenExpired:
+        except TokenExpired:
             return None
         return None if who is None else who.name
 
-    def verify(self, secret: str) -> tokens.Principal | None:
-        """Who holds ``secret``, if it is a live token (app.db.tokens.verify); TokenExpired if it expired."""
-        with self.store.session() as session:
-            return tokens.verify(session, secret)
+    def verify(self, secret: str) -> Principal | None:
+        """Who holds ``secret``, if it is a live token (app.services.tokens.verify); TokenExpired if it expired."""
+        return tokens.verify(self.store, secret)
 
     def _version_and_token(self, token_digest: str | None) -> tuple[tuple[int, int], bool]:
         return (self.version(), True) if token_digest is None else self.version.with_token(token_digest)

@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.api.errors import ApiError
-from app.db import tokens
+from app.core.principals import Principal, TokenExpired
 from app.state import AppState
 
 
@@ -21,7 +21,7 @@ async def state(request: Request) -> AppState:  # async: no thread hop for a loo
 StateDep = Annotated[AppState, Depends(state)]
 
 
-async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
+async def principal(request: Request, app: StateDep) -> Principal | None:
     """The caller, from `Authorization: Bearer <token>`; a token that is sent must be valid.
 
     Async so that a request without a token costs no thread hop; the store is asked in a thread.
@@ -34,7 +34,7 @@ async def principal(request: Request, app: StateDep) -> tokens.Principal | None:
         raise ApiError(401, "bad-authorization", "send `Authorization: Bearer <token>`")
     try:
         who = await run_in_threadpool(app.verify, secret)
-    except tokens.TokenExpired as exc:
+    except TokenExpired as exc:
         raise ApiError(401, "token-expired", f"{exc}: ask an admin for a new one "
                        "(`hfvet token create --role R --name N [--expires-in 90d]`)") from None
     if who is None:
@@ -48,13 +48,13 @@ def bearer_secret(header: str) -> str | None:
     return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
 
 
-PrincipalDep = Annotated[tokens.Principal | None, Depends(principal)]
+PrincipalDep = Annotated[Principal | None, Depends(principal)]
 
 
-def require(role: str) -> Callable[[tokens.Principal | None], tokens.Principal]:
+def require(role: str) -> Callable[[Principal | None], Principal]:
     """A dependency that admits tokens of ``role`` or a higher one."""
 
-    def check(who: PrincipalDep) -> tokens.Principal:
+    def check(who: PrincipalDep) -> Principal:
         if who is None:
             raise ApiError(401, "token-required", f"this needs a token with the {role} role (or higher)")
         if not who.may(role):
@@ -64,13 +64,13 @@ def require(role: str) -> Callable[[tokens.Principal | None], tokens.Principal]:
     return check
 
 
-async def readable(app: StateDep, who: PrincipalDep) -> tokens.Principal | None:
+async def readable(app: StateDep, who: PrincipalDep) -> Principal | None:
     """Reads are open unless HFVET_READ_AUTH is set; then they need a reader token."""
     if app.settings.read_auth:
         return require("reader")(who)
     return who
 
 
-ReaderDep = Annotated[tokens.Principal | None, Depends(readable)]
-VetterDep = Annotated[tokens.Principal, Depends(require("vetter"))]
-ReviewerDep = Annotated[tokens.Principal, Depends(require("reviewer"))]
+ReaderDep = Annotated[Principal | None, Depends(readable)]
+VetterDep = Annotated[Principal, Depends(require("vetter"))]
+ReviewerDep = Annotated[Principal, Depends(require("reviewer"))]

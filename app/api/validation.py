@@ -1,18 +1,13 @@
-"""Repo ids and revisions checked by the Hub's own rules before anything is asked of the hub."""
+"""Repo ids, orgs and revisions checked by the Hub's rules (app.core.ids) before anything is asked of the hub;
+a refusal becomes the API's error here (`invalid-repo`, `invalid-org`, `invalid-revision`)."""
 
 from __future__ import annotations
 
-from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, lazily exported
-
 from app.api.errors import ApiError
-from app.core.ids import parse_revision
+from app.core.ids import parse_org, parse_repo_id, parse_revision
 
-# The same rules as patterns for the OpenAPI schema (ASCII, as the hub's): what they cannot say is
-# in the descriptions. Checked by the functions below, so a refusal keeps its own error code.
-_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
-ORG_PATTERN = f"^{_PART}$"
-REPO_PATTERN = f"^{_PART}/{_PART}$"
+# The id patterns for the OpenAPI schema are app.core.ids' (ASCII, as the hub's): what they cannot say
+# is in the descriptions. The functions below enforce them, so a refusal keeps its own error code.
 CURSOR_PATTERN = r"^[A-Za-z0-9_-]{1,400}$"  # unpadded url-safe base64, as GET /repos hands them out
 JOB_ID_PATTERN = r"^[0-9A-Za-z_-]{1,64}$"
 REPO_RULES = "ORG/NAME on the hub: letters, digits, `_`, `.`, `-`, each part 1-96 long, starting and " \
@@ -27,13 +22,10 @@ def documented(pattern: str) -> dict[str, str]:
 
 
 def repo_id(value: str) -> str:
-    if value.count("/") != 1:
-        raise ApiError(422, "invalid-repo", f"repo must be ORG/NAME, got {value[:100]!r}")
     try:
-        validate_repo_id(value)
-    except HFValidationError as exc:
+        return parse_repo_id(value)
+    except ValueError as exc:
         raise ApiError(422, "invalid-repo", str(exc)) from exc
-    return value
 
 
 def revision(value: str) -> str:
@@ -45,10 +37,7 @@ def revision(value: str) -> str:
 
 def org(value: str) -> str:
     """An org (or user) name, by the same rules as the first half of a repo id."""
-    if "/" in value:
-        raise ApiError(422, "invalid-org", f"an org has no '/': {value[:100]!r}")
     try:
-        validate_repo_id(f"{value}/x")
-    except HFValidationError as exc:
-        raise ApiError(422, "invalid-org", f"not a hub org name: {value[:100]!r}") from exc
-    return value
+        return parse_org(value)
+    except ValueError as exc:
+        raise ApiError(422, "invalid-org", str(exc)) from exc

@@ -19,8 +19,8 @@ from rich.text import Text
 from app.cli.child_server import ServerStartError, child_server
 from app.core import report_json
 from app.core.report import Report
-from app.db import tokens
 from app.errors import HfvetError
+from app.services import tokens
 from app.services.store import open_store
 from app.settings import Settings, child_environment
 
@@ -49,8 +49,7 @@ def vetter_token(store_url: str) -> str:
     """A vetter token in the demo's own store (what `hfvet token create --role vetter` does)."""
     store = open_store(Settings().model_copy(update={"database_url": SecretStr(store_url)}))
     try:
-        with store.session() as session:
-            return tokens.create(session, "demo", "vetter", actor="demo")
+        return tokens.create(store, "demo", "vetter", actor="demo")
     finally:
         store.close()
 

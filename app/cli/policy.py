@@ -24,7 +24,6 @@ from app.core.policy.replay import (
     read_report,
     replay,
     report_files,
-    stored_report,
 )
 from app.render.text import VERDICT_STYLE
 from app.settings import Settings
@@ -210,16 +209,14 @@ def diff(
 
 
 def _store_reports() -> list[StoredReport]:
-    from app.db.repository import newest_reports
+    from app.services.replay import stored_reports  # the store's modules: only for --stored
     from app.services.store import open_store
 
     store = open_store(Settings())
     try:
-        with store.session() as session:
-            rows = newest_reports(session)
+        return stored_reports(store)
     finally:
         store.close()
-    return [stored_report(r.document, f"store:{r.repo_id}@{r.sha[:12]}#{r.id}") for r in rows]
 
 
 def _changes_table(changed: list[Replay]) -> Table:

@@ -114,12 +114,11 @@ def is_loopback(host: str) -> bool:
 
 
 def _has_tokens(settings: Settings) -> bool:
-    from app.db import tokens  # on use: a bad setting refuses before the database layer loads
+    from app.services import tokens  # on use: a bad setting refuses before the database layer loads
     from app.services.store import open_store
 
     store = open_store(settings)
     try:
-        with store.session() as session:
-            return tokens.live_count(session) > 0
+        return tokens.any_live(store)
     finally:
         store.close()

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli import exit_codes
-from app.db import tokens
+from app.core.principals import ROLES
+from app.services import tokens
 from app.services.store import open_store
 from app.settings import Settings
 
@@ -41,7 +42,7 @@ def expiry(text: str, now: datetime) -> datetime | None:
 
 @token_app.command("create")
 def create(
-    role: Annotated[str, typer.Option("--role", help=f"One of {', '.join(tokens.ROLES)}.")],
+    role: Annotated[str, typer.Option("--role", help=f"One of {', '.join(ROLES)}.")],
     name: Annotated[str, typer.Option("--name", help="A unique name, recorded as the actor in the audit log.")],
     expires_in: Annotated[
         str,
@@ -57,8 +58,7 @@ def create(
         exit_codes.fail(str(exc))
     store = exit_codes.guard(lambda: open_store(Settings()))
     try:
-        with store.session() as session:
-            secret = tokens.create(session, name, role, actor="cli", expires_at=expires_at)
+        secret = tokens.create(store, name, role, actor="cli", expires_at=expires_at)
     except ValueError as exc:
         exit_codes.fail(str(exc))
     finally:
@@ -72,9 +72,10 @@ def create(
 def list_cmd() -> None:
     """Every token's name, role, expiry and state (live, expired, revoked); never the secret."""
     store = exit_codes.guard(lambda: open_store(Settings()))
-    with store.session() as session:
-        rows = tokens.listing(session)
-    store.close()
+    try:
+        rows = tokens.listing(store)
+    finally:
+        store.close()
     now = datetime.now(UTC)
     table = Table("name", "role", "created", "expires", "state")
     for row in rows:
@@ -90,9 +91,10 @@ def list_cmd() -> None:
 def revoke(name: Annotated[str, typer.Argument(help="The token's name.")]) -> None:
     """Revoke a token at once; requests with it get 401 from then on."""
     store = exit_codes.guard(lambda: open_store(Settings()))
-    with store.session() as session:
-        done = tokens.revoke(session, name, actor="cli")
-    store.close()
+    try:
+        done = tokens.revoke(store, name, actor="cli")
+    finally:
+        store.close()
     if not done:
         exit_codes.fail(f"no live token named {name!r}")
     typer.echo(f"revoked {name!r}")

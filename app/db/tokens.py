@@ -1,13 +1,13 @@
 """API tokens: created once (the secret is returned, never stored), checked by digest, revocable,
 and valid until their expiry (``expires_at``; None only when the creator said "never").
 
+Who a token's holder is (Principal, ROLES, TokenExpired, digest) is app.core.principals'.
 ``LIVE`` is the one statement of "this token is live": every query that asks it uses it (verify,
 live_count, and the gate's fast path through app.db.version.VersionProbe).
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
+from app.core.principals import ROLES, Principal, TokenExpired, digest
 from app.db import web_sessions
 from app.db.models import AuditRow, TokenRow
 
-ROLES = ("reader", "vetter", "reviewer", "admin")  # each role may do what the ones before it may
 PREFIX = "hfv_"
 
 # A token is live at :now when it is not revoked and its expiry (if any) is after :now: expired once
@@ -27,23 +27,6 @@ PREFIX = "hfv_"
 # run through SQLAlchemy stores it as the column does (VersionProbe applies that type itself).
 LIVE: ColumnElement[bool] = and_(TokenRow.revoked_at.is_(None),
                                  or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > bindparam("now")))
-
-
-@dataclass(frozen=True)
-class Principal:
-    name: str
-    role: str
-
-    def may(self, role: str) -> bool:
-        return ROLES.index(self.role) >= ROLES.index(role)
-
-
-class TokenExpired(Exception):
-    """The secret belongs to a token whose expiry has passed: refused, and told apart from unknown ones."""
-
-    def __init__(self, name: str, expired_at: datetime) -> None:
-        super().__init__(f"token {name!r} expired at {expired_at.isoformat(timespec='seconds')}")
-        self.name, self.expired_at = name, expired_at
 
 
 @dataclass(frozen=True)
@@ -62,10 +45,6 @@ class TokenInfo:
         if self.revoked_at is not None:
             return "revoked"
         return "expired" if _expired(self.expires_at, now) else "live"
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def create(session: Session, name: str, role: str, actor: str, *, expires_at: datetime | None = None) -> str:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
 
 from app.core.gate import Approved, decide_gate
 from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy
 from app.core.policy.facts import ReferenceFact, ReferenceJudge
 from app.core.ports import SourceError
-from app.core.repo_refs import MAX_REFERENCES, RepoReference
+from app.core.repo_refs import RepoReference
 from app.db.reviews import newest_of_commit
 from app.db.session import Store
 from app.errors import HfvetError
@@ -125,43 +124,6 @@ class StoreJudge:
         if self._cuts == cuts:  # an answer cut short by a cycle or the depth limit depends on the path taken
             self._judged[key] = result
         return result
-
-
-class Unresolved(NamedTuple):
-    repo: str
-    revision: str
-    error: str
-
-
-Wanted = tuple[str, str, str]  # (repo, revision as asked, 40-hex sha): what JobQueue.submit_all takes
-
-
-class TooManyReferences(HfvetError):
-    """A report names more references than one request may resolve and queue (MAX_REFERENCES)."""
-
-
-def reference_commits(document: dict[str, Any], resolve: Resolver,
-                      limit: int = MAX_REFERENCES) -> tuple[list[Wanted], list[Unresolved]]:
-    """The (repo, revision, sha) to vet for each reference a stored report lists, and those the hub cannot name.
-
-    A reference without a revision is vetted at the default branch's commit, as a loader would fetch it.
-    More than ``limit`` distinct references raise TooManyReferences before the hub is asked: one request
-    must not turn into thousands of hub calls and vets (such a report is `too-many-references` anyway).
-    """
-    refs = document.get("references") or []
-    wanted = dict.fromkeys((str(r["repo"]), str(r.get("revision") or DEFAULT_BRANCH))
-                           for r in refs if isinstance(r, dict) and r.get("repo") and r["repo"] != document.get("repo"))
-    if len(wanted) > limit:
-        raise TooManyReferences(f"the report names {len(wanted)} other repos and revisions, more than the "
-                                f"{limit} one request resolves and queues; vet them one by one")
-    commits: list[Wanted] = []
-    unresolved: list[Unresolved] = []
-    for repo, revision in wanted:
-        try:
-            commits.append((repo, revision, revision if is_commit(revision) else resolve(repo, revision)))
-        except (HfvetError, SourceError) as exc:
-            unresolved.append(Unresolved(repo, revision, str(exc)))
-    return commits, unresolved
 
 
 class HubNotAsked(HfvetError):

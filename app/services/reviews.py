@@ -16,10 +16,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.core.gate import Outcome
 from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy
+from app.core.principals import ROLES
 from app.core.review import DECISIONS, Review, apply_review, refusal
 from app.db import reviews
 from app.db.session import Store
-from app.db.tokens import ROLES
 from app.errors import HfvetError
 from app.services.outcomes import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError

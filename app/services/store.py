@@ -1,8 +1,9 @@
-"""Opening the configured store: SQLite is migrated on open, PostgreSQL only by `hfvet db upgrade`."""
+"""The store itself: opening the configured one (SQLite is migrated on open, PostgreSQL only by
+`hfvet db upgrade`), migrating it, and asking whether it answers (`GET /healthz`)."""
 
 from __future__ import annotations
 
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.db.session import Store, upgrade
@@ -27,3 +28,18 @@ def open_store(settings: Settings) -> Store:
         raise StoreError(f"cannot open the store at {mask_url(url)}: "
                          f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
     return store
+
+
+def migrate(url: str) -> None:
+    """Bring the store at ``url`` to the newest migration (`hfvet db upgrade`); StoreError, scrubbed, if not."""
+    try:
+        upgrade(url)
+    except Exception as exc:  # noqa: BLE001 (re-raised scrubbed and unchained: a driver's message may quote the password)
+        raise StoreError(f"cannot migrate the store at {mask_url(url)}: "
+                         f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
+
+
+def ping(store: Store) -> None:
+    """Ask the store a trivial question; whatever stops it answering propagates."""
+    with store.session() as session:
+        session.execute(text("SELECT 1"))

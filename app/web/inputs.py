@@ -1,38 +1,40 @@
-"""Checking what a visitor typed or a link carried, before it reaches a service (as a page error)."""
+"""Checking what a visitor typed or a link carried, before it reaches a service (as a page error).
+
+The rules are app.core.ids', as the API's (app.api.validation): both faces accept the same ids for the
+same action. Here a form's surrounding spaces are trimmed first, and a refusal becomes an error page.
+"""
 
 from __future__ import annotations
 
-import re
-
-from app.core.ids import is_commit
+from app.core.ids import is_commit, parse_org, parse_repo_id, parse_revision
 from app.web.page import PageError
-
-_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9._-]{1,96}")
-_ORG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
-_REVISION = re.compile(r"[A-Za-z0-9._/-]{1,256}")
 
 
 def repo_id(value: str) -> str:
     value = value.strip()
-    if not _REPO.fullmatch(value) or ".." in value:
-        raise PageError(404 if value else 422, "No such repo", f"{value[:100]!r} is not a repo id (org/name).")
-    return value
+    try:
+        return parse_repo_id(value)
+    except ValueError:
+        raise PageError(404 if value else 422, "No such repo",
+                        f"{value[:100]!r} is not a repo id (org/name).") from None
 
 
 def org(value: str) -> str | None:
     value = value.strip()
     if not value:
         return None
-    if not _ORG.fullmatch(value):
-        raise PageError(422, "Bad filter", f"{value[:100]!r} is not an org name.")
-    return value
+    try:
+        return parse_org(value)
+    except ValueError:
+        raise PageError(422, "Bad filter", f"{value[:100]!r} is not an org name.") from None
 
 
 def revision(value: str) -> str:
     value = value.strip() or "main"
-    if not _REVISION.fullmatch(value) or ".." in value:
-        raise PageError(422, "Bad revision", f"{value[:100]!r} is not a branch, tag or commit.")
-    return value
+    try:
+        return parse_revision(value)
+    except ValueError:
+        raise PageError(422, "Bad revision", f"{value[:100]!r} is not a branch, tag or commit.") from None
 
 
 def commit(value: str) -> str:

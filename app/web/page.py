@@ -21,9 +21,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core.ports import SourceError
-from app.db.tokens import ROLES, Principal
+from app.core.principals import ROLES, Principal
 from app.errors import HfvetError
-from app.services.accounts import holder
+from app.services.tokens import holder
 from app.sources.hub_errors import HubAccessDenied, HubRepoNotFound, HubRevisionNotFound
 from app.web import formatting
 from app.web.session import Sessions, WebSession

@@ -2,7 +2,7 @@
 
 Signed with itsdangerous (HMAC, timestamped), not encrypted: the session id alone logs no one in.
 It names a row of the store (app.db.web_sessions) that logout and token revocation delete; every
-request re-checks that the session and its token are live (app.services.accounts.holder).
+request re-checks that the session and its token are live (app.services.tokens.holder).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.services.accounts import SESSION_MAX_AGE
+from app.services.tokens import SESSION_MAX_AGE
 
 COOKIE = "hfvet_session"
 MAX_AGE = SESSION_MAX_AGE

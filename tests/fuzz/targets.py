@@ -351,7 +351,7 @@ TARGETS: tuple[Target, ...] = (
     Target("policy", _policy_texts(), policy_text,
            ("app/core/policy/loader.py", "app/core/policy/schema.py", "app/core/policy/yamlmarks.py")),
     Target("webhook", _webhook_bytes(), webhook_body, ("app/api/webhook_payload.py",)),
-    Target("repo-id-revision", _ids(), repo_and_revision, ("app/api/validation.py",)),
+    Target("repo-id-revision", _ids(), repo_and_revision, ("app/api/validation.py", "app/core/ids.py")),
     Target("report", st.one_of(_edited_json(_report_seed()), _json_values()), report_document,
            ("app/core/report_json.py",)),
     Target("loader-files", _loader_files(), loader_file,

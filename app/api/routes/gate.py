@@ -24,7 +24,7 @@ from app.api.deps import ReaderDep, StateDep
 from app.api.openapi import errors
 from app.api.schemas import ErrorOut, GateOut
 from app.core.gate import Approved, Moved, NotVetted
-from app.core.ids import REVISION_PATTERN
+from app.core.ids import REPO_PATTERN, REVISION_PATTERN
 from app.services.gating import GateResult, cached_gate
 from app.services.references import Bounds
 from app.state import AppState
@@ -49,7 +49,7 @@ async def get_gate(
     app: StateDep,
     _who: ReaderDep,
     repo: Annotated[str, Query(max_length=200, description=validation.REPO_RULES,
-                               json_schema_extra=validation.documented(validation.REPO_PATTERN))],
+                               json_schema_extra=validation.documented(REPO_PATTERN))],
     revision: Annotated[str | None, Query(
         max_length=256, json_schema_extra=validation.documented(REVISION_PATTERN),
         description=validation.REVISION_RULES + " Without it: the newest approved commit.")] = None,

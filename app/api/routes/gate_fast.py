@@ -26,7 +26,7 @@ from app.api import metrics
 from app.api.deps import bearer_secret
 from app.api.routes.gate import gate_response
 from app.core.ids import is_commit
-from app.db.tokens import digest
+from app.core.principals import digest
 from app.services.gating import GateResult, cache_key
 from app.state import AppState
 

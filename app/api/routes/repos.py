@@ -13,6 +13,7 @@ from app.api.errors import ApiError
 from app.api.openapi import errors, link
 from app.api.schemas import CommitOut, EffectiveOut, RepoDetailOut, RepoItemOut, RepoListOut, ReportEntryOut
 from app.core.gate import Outcome
+from app.core.ids import ORG_PATTERN
 from app.services.listing import (
     Decision,
     Listed,
@@ -29,9 +30,9 @@ router = APIRouter(tags=["repos"])
 MAX_LIMIT = 200
 _PART = "letters, digits, `_`, `.`, `-`; 1-96, starting and ending with a letter, digit or `_`"
 Org = Annotated[str, Path(description=f"The org (or user): {_PART}.",
-                          json_schema_extra=validation.documented(validation.ORG_PATTERN))]
+                          json_schema_extra=validation.documented(ORG_PATTERN))]
 Name = Annotated[str, Path(description=f"The repo's name: {_PART}; no `--`, `..` or `.git` ending.",
-                           json_schema_extra=validation.documented(validation.ORG_PATTERN))]
+                           json_schema_extra=validation.documented(ORG_PATTERN))]
 
 
 _FIRST = "$response.body#/items/0"
@@ -49,7 +50,7 @@ def get_repos(
     app: StateDep,
     _who: ReaderDep,
     org: Annotated[str | None, Query(max_length=96, description="Only this org (case-insensitive).",
-                                     json_schema_extra=validation.documented(validation.ORG_PATTERN))] = None,
+                                     json_schema_extra=validation.documented(ORG_PATTERN))] = None,
     tier: Annotated[Tier | None, Query(description="Only orgs of this tier under the active policy.")] = None,
     verdict: Annotated[Verdict | None, Query(description="Only repos whose newest verdict is this.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Repos per page.")] = 50,

@@ -35,7 +35,7 @@ def post_review(app: StateDep, who: ReviewerDep, body: ReviewBody) -> ReviewOut:
     needs an admin. The review applies to the commit's newest report; the newest review wins.
     """
     validation.repo_id(body.repo)
-    request = ReviewRequest(body.repo, body.revision, body.decision, body.reason, f"token:{who.name}", who.role)
+    request = ReviewRequest(body.repo, body.revision, body.decision, body.reason, who.actor, who.role)
     try:
         result = submit_review(app.store, app.policy, request)
     except ReviewRefused as exc:

@@ -12,11 +12,10 @@ from app.api.deps import ReaderDep, StateDep, VetterDep
 from app.api.errors import ApiError
 from app.api.openapi import errors, link
 from app.api.schemas import JobOut, ReferenceJobsOut, UnresolvedOut, VetOut
-from app.core.ids import REVISION_PATTERN
+from app.core.ids import REPO_PATTERN, REVISION_PATTERN
 from app.core.jobs import VetJob
-from app.db.repository import report_document
-from app.db.reviews import newest_report
-from app.services.references import TooManyReferences, reference_commits
+from app.core.principals import Principal
+from app.services.vets import TooManyReferences, commit_document, job_document, queue_references, request_vet
 
 router = APIRouter(tags=["vet"])
 MAX_WAIT = 300.0
@@ -47,7 +46,7 @@ def post_vet(
     who: VetterDep,
     response: Response,
     repo: Annotated[str, Query(max_length=200, description=validation.REPO_RULES,
-                               json_schema_extra=validation.documented(validation.REPO_PATTERN))],
+                               json_schema_extra=validation.documented(REPO_PATTERN))],
     revision: Annotated[str, Query(max_length=256, description=validation.REVISION_RULES,
                                    json_schema_extra=validation.documented(REVISION_PATTERN))] = "main",
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for the report.")] = 0,
@@ -60,40 +59,31 @@ def post_vet(
     `with_references=1` also queues the referenced repos' vets (in one transaction) once a report of the
     commit exists: this one's, or an earlier vet's."""
     repo, revision = validation.repo_id(repo), validation.revision(revision)
-    sha = app.resolve(repo, revision)  # hub errors map to clear 4xx/5xx; nothing is written before this
-    job = app.jobs.submit(repo, revision, sha, requested_by=f"token:{who.name}")
+    job = request_vet(app.jobs, app.resolve, repo, revision, who)  # hub errors map to clear 4xx/5xx
     if wait > 0:
         job = app.jobs.wait(job.id, wait) or job
     if job.status == "failed":  # never a 2xx: a script that checks only the status must not read success
-        raise ApiError(502, "vet-failed", f"the vet of {repo}@{sha} failed: {job.error}",
+        raise ApiError(502, "vet-failed", f"the vet of {repo}@{job.sha} failed: {job.error}",
                        job=JobOut.of(job).model_dump(mode="json"))
     if job.status == "done":
         response.status_code = 200
     out = _out(app, job)
     if with_references:
-        out.references = _queue_references(app, out.report or _stored_report(app, repo, sha), who.name)
+        out.references = _queue_references(app, out.report or commit_document(app.store, repo, job.sha), who)
     return out
 
 
-def _queue_references(app: StateDep, report: dict[str, Any] | None, who: str) -> ReferenceJobsOut:
+def _queue_references(app: StateDep, report: dict[str, Any] | None, who: Principal) -> ReferenceJobsOut:
     """Queue a vet of each repo ``report`` references (all or none: one transaction)."""
     if report is None:
         return ReferenceJobsOut(jobs=[], unresolved=[], pending=True)
     try:
-        wanted, unresolved = reference_commits(report, app.resolve)
+        jobs, unresolved = queue_references(app.jobs, app.resolve, report, who)
     except TooManyReferences as exc:
         raise ApiError(422, "too-many-references", str(exc)) from exc
-    jobs = app.jobs.submit_all(wanted, requested_by=f"token:{who}") if wanted else []
     return ReferenceJobsOut(jobs=[JobOut.of(j) for j in jobs], pending=False,
                             unresolved=[UnresolvedOut(repo=u.repo, revision=u.revision, error=u.error)
                                         for u in unresolved])
-
-
-def _stored_report(app: StateDep, repo: str, sha: str) -> dict[str, Any] | None:
-    """The newest stored report of the commit (its references do not depend on the policy)."""
-    with app.store.session() as session:
-        found = newest_report(session, repo, sha)
-    return None if found is None else found.document
 
 
 @router.get("/vet/{job_id}", response_model=VetOut, responses=errors(401, 404, 422, s404="`job-not-found`"))
@@ -105,8 +95,4 @@ def get_vet(app: StateDep, _who: ReaderDep, job_id: JobId) -> VetOut:
 
 
 def _out(app: StateDep, job: VetJob) -> VetOut:
-    report = None
-    if job.report_id is not None:
-        with app.store.session() as session:
-            report = report_document(session, job.report_id)
-    return VetOut(job=JobOut.of(job), report=report)
+    return VetOut(job=JobOut.of(job), report=job_document(app.store, job))

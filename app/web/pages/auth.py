@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form
 from starlette.responses import Response
 
-from app.db.tokens import TokenExpired
-from app.services.accounts import end_session, login, start_session
+from app.core.principals import TokenExpired
+from app.services.tokens import end_session, login, start_session
 from app.web.page import Page, PageRoute, page
 
 router = APIRouter(route_class=PageRoute)

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from app.render import RENDERERS
 from app.services.listing import RepoHistory, repo_history
-from app.services.queue import repo_audit
+from app.services.review_queue import repo_audit
 from app.web import inputs
 from app.web.page import Page, PageError, PageRoute, page
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form
 from starlette.responses import Response
 
-from app.services.queue import recent_decisions, review_queue
+from app.services.review_queue import recent_decisions, review_queue
 from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
 from app.web import inputs
 from app.web.page import Page, PageRoute, page
@@ -28,7 +28,7 @@ def post_review(current: Annotated[Page, Depends(page)], csrf: Annotated[str, Fo
                 decision: Annotated[str, Form()] = "", reason: Annotated[str, Form()] = "") -> Response:
     current.check_csrf(csrf)  # first: a forged post changes nothing and learns nothing
     who = current.require("reviewer")
-    request = ReviewRequest(inputs.repo_id(repo), revision.strip(), decision, reason, f"token:{who.name}", who.role)
+    request = ReviewRequest(inputs.repo_id(repo), revision.strip(), decision, reason, who.actor, who.role)
     try:
         result = submit_review(current.app.store, current.app.policy, request)
     except ReviewRefused as exc:

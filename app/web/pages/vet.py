@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Form
 from starlette.responses import JSONResponse, Response
 
 from app.core.jobs import VetJob
-from app.services.jobs_view import job_report
+from app.services.vets import job_outcome, request_vet
 from app.web import inputs
 from app.web.page import Page, PageError, PageRoute, page
 
@@ -28,15 +28,14 @@ def vet_post(current: Annotated[Page, Depends(page)], csrf: Annotated[str, Form(
     current.check_csrf(csrf)
     who = current.require("vetter")
     repo_id, wanted = inputs.repo_id(repo), inputs.revision(revision)
-    sha = current.app.resolve(repo_id, wanted)  # a hub error becomes the error page; nothing is queued
-    job = current.app.jobs.submit(repo_id, wanted, sha, requested_by=f"token:{who.name}")
+    job = request_vet(current.app.jobs, current.app.resolve, repo_id, wanted, who)  # a hub error: the error page
     return current.redirect(f"/ui/vet/{job.id}")
 
 
 @router.get("/ui/vet/{job_id}", name="job")
 def job_page(current: Annotated[Page, Depends(page)], job_id: str) -> Response:
     job = _job(current, job_id)
-    return current.render("job.html", job=job, result=job_report(current.app.store, current.app.policy, job))
+    return current.render("job.html", job=job, result=job_outcome(current.app.store, current.app.policy, job))
 
 
 @router.get("/ui/vet/{job_id}/status", name="job-status")
@@ -53,7 +52,7 @@ def _job(current: Page, job_id: str) -> VetJob:
 
 
 def _status(current: Page, job: VetJob) -> dict[str, Any]:
-    result = job_report(current.app.store, current.app.policy, job)
+    result = job_outcome(current.app.store, current.app.policy, job)
     return {"status": job.status, "finished": job.finished, "error": job.error,
             "verdict": None if result is None else result.verdict,
             "approved": None if result is None else result.approved,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.api import validation
 from app.api.errors import ApiError
-from app.core.ids import REVISION_PATTERN
+from app.core.ids import ORG_PATTERN, REPO_PATTERN, REVISION_PATTERN
 from app.server import create_app
 
 SCHEMA = create_app().openapi()
@@ -63,12 +63,12 @@ def parameter(path: str, method: str, name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("path", "method", "name", "pattern"), [
-    ("/gate", "get", "repo", validation.REPO_PATTERN), ("/vet", "post", "repo", validation.REPO_PATTERN),
+    ("/gate", "get", "repo", REPO_PATTERN), ("/vet", "post", "repo", REPO_PATTERN),
     ("/gate", "get", "revision", REVISION_PATTERN),
     ("/vet", "post", "revision", REVISION_PATTERN),
-    ("/repos", "get", "org", validation.ORG_PATTERN), ("/repos", "get", "cursor", validation.CURSOR_PATTERN),
-    ("/repos/{org}/{name}", "get", "org", validation.ORG_PATTERN),
-    ("/repos/{org}/{name}", "get", "name", validation.ORG_PATTERN),
+    ("/repos", "get", "org", ORG_PATTERN), ("/repos", "get", "cursor", validation.CURSOR_PATTERN),
+    ("/repos/{org}/{name}", "get", "org", ORG_PATTERN),
+    ("/repos/{org}/{name}", "get", "name", ORG_PATTERN),
     ("/vet/{job_id}", "get", "job_id", validation.JOB_ID_PATTERN),
 ])
 def test_ids_carry_their_patterns(path: str, method: str, name: str, pattern: str) -> None:
@@ -90,7 +90,7 @@ ID_TEXT = st.text(st.sampled_from("aZ09_.-/ö"), max_size=12)
 @given(ID_TEXT)
 def test_what_the_api_accepts_matches_the_documented_pattern(value: str) -> None:
     """Every id accepted matches the pattern; a matching one is refused only by the rules the description adds."""
-    for check, pattern in ((validation.repo_id, validation.REPO_PATTERN), (validation.org, validation.ORG_PATTERN),
+    for check, pattern in ((validation.repo_id, REPO_PATTERN), (validation.org, ORG_PATTERN),
                            (validation.revision, REVISION_PATTERN)):
         matches = re.fullmatch(pattern, value) is not None
         if accepted(check, value):

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from app.core.principals import TokenExpired, digest
 from app.db import tokens
 from app.db.session import Store
 from app.db.version import VersionProbe
@@ -29,9 +30,9 @@ def test_every_reading_of_liveness_agrees(store: Store) -> None:
             for name, secret in secrets.items():
                 try:
                     verified = tokens.verify(session, secret, now=now) is not None
-                except tokens.TokenExpired:
+                except TokenExpired:
                     verified = False
-                assert verified == listed[name] == probe.with_token(tokens.digest(secret), now)[1], name
+                assert verified == listed[name] == probe.with_token(digest(secret), now)[1], name
             assert tokens.live_count(session, now=now) == sum(listed.values()) == 2
     finally:
         probe.close()

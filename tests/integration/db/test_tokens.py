@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from app.core.principals import Principal, TokenExpired
 from app.db import tokens
 from app.db.models import AuditRow
 from app.db.session import Store
@@ -21,8 +22,8 @@ def test_a_token_is_valid_until_its_expiry_and_refused_after(store: Store) -> No
     now = datetime.now(UTC)
     secret = make(store, "ci", now + timedelta(hours=1))
     with store.session() as session:
-        assert tokens.verify(session, secret, now=now) == tokens.Principal("ci", "vetter")
-        with pytest.raises(tokens.TokenExpired) as caught:
+        assert tokens.verify(session, secret, now=now) == Principal("ci", "vetter")
+        with pytest.raises(TokenExpired) as caught:
             tokens.verify(session, secret, now=now + timedelta(hours=1))
     assert caught.value.name == "ci"
     assert abs(caught.value.expired_at - (now + timedelta(hours=1))) < timedelta(seconds=1)
@@ -32,7 +33,7 @@ def test_a_token_without_expiry_stays_valid(store: Store) -> None:
     secret = make(store, "forever", None)
     with store.session() as session:
         later = datetime.now(UTC) + timedelta(days=3650)
-        assert tokens.verify(session, secret, now=later) == tokens.Principal("forever", "vetter")
+        assert tokens.verify(session, secret, now=later) == Principal("forever", "vetter")
 
 
 def test_an_expired_token_is_not_live_and_is_listed_as_expired(store: Store) -> None:

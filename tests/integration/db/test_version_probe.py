@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
+from app.core.principals import digest
 from app.db import tokens
 from app.db.models import ReviewRow
 from app.db.session import Store
@@ -73,9 +74,9 @@ def test_the_probe_leaves_no_transaction_open_on_postgresql(store: Store) -> Non
 def test_a_token_is_live_until_its_expiry_as_verify_says(store: Store) -> None:
     expiry = datetime(2026, 6, 1, 12, 0, 0, 500000, tzinfo=UTC)
     with store.session() as session:
-        expiring = tokens.digest(tokens.create(session, "ci", "reader", "test", expires_at=expiry))
-        forever = tokens.digest(tokens.create(session, "forever", "reader", "test"))
-        revoked = tokens.digest(tokens.create(session, "gone", "reader", "test"))
+        expiring = digest(tokens.create(session, "ci", "reader", "test", expires_at=expiry))
+        forever = digest(tokens.create(session, "forever", "reader", "test"))
+        revoked = digest(tokens.create(session, "gone", "reader", "test"))
         tokens.revoke(session, "gone", "test")
     probe = VersionProbe(store.engine)
     try:
@@ -84,7 +85,7 @@ def test_a_token_is_live_until_its_expiry_as_verify_says(store: Store) -> None:
             True, False, False]
         assert probe.with_token(forever, expiry + 1000 * second)[1] is True
         assert probe.with_token(revoked, expiry - second)[1] is False
-        assert probe.with_token(tokens.digest("hfv_unknown"))[1] is False
+        assert probe.with_token(digest("hfv_unknown"))[1] is False
         assert probe.with_token(forever)[0] == probe()
     finally:
         probe.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.repo_refs import MAX_REFERENCES
-from app.services.references import TooManyReferences, reference_commits
+from app.services.vets import TooManyReferences, reference_commits
 
 SHA = "a" * 40
 
