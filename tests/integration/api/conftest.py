@@ -1,5 +1,6 @@
 """A live `hfvet serve` subprocess per test module (SQLite, and PostgreSQL when it is up), with the
-fixture hub over the example repos behind it. Every server a fixture starts, it stops."""
+fixture hub over the example repos behind it; or the API in process (`api`) over a hub of a test's own
+(`example_hub`). Every server a fixture starts, it stops."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli.main import app as cli
 from app.db.session import Store, upgrade
 from app.examples import build_examples
-from app.hubfixture import AppServer, create_app
+from app.hubfixture import AppServer, FixtureHub, create_app
+from app.server import create_app as create_server
+from app.settings import Settings
+from tests.integration.api.inprocess import WEBHOOK_SECRET
 from tests.integration.api.live import LiveServer, SlowHub, create_token, revoke_token, server_env
 from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
 
@@ -105,3 +110,25 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store = Store(url)
     yield store
     store.close()
+
+
+@pytest.fixture
+def example_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The example repos served by a fixture hub of this test's own, and the environment `Settings()` reads
+    for it: a fresh SQLite store, the webhook secret, the default policy. Yields the hub's folder, which a
+    test may commit to."""
+    root = tmp_path / "hub"
+    build_examples(root)
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("HFVET_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    monkeypatch.setenv("HFVET_POLICY", "default")
+    with FixtureHub(root) as served:
+        monkeypatch.setenv("HF_ENDPOINT", served.url)
+        yield root
+
+
+@pytest.fixture
+def api(example_hub: Path) -> Iterator[TestClient]:
+    """The API in process over `example_hub`."""
+    with TestClient(create_server(Settings())) as client:
+        yield client
