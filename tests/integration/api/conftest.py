@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli.main import app as cli
-from app.db.session import Store, upgrade
 from app.examples import build_examples
 from app.hubfixture import AppServer, FixtureHub, create_app
 from app.server import create_app as create_server
@@ -100,16 +99,6 @@ def sqlite_live(hub: Hub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """A server on SQLite only, for tests whose subject is the HTTP surface, not the store."""
     home = tmp_path_factory.mktemp("live-sqlite")
     yield from start_live(hub, f"sqlite:///{home / 'store.db'}", home)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    """A migrated SQLite store of its own, for tests that write reports straight into it."""
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
 
 
 @pytest.fixture
