@@ -19,7 +19,7 @@ from app.server import create_app as create_server
 from app.settings import Settings
 from tests.integration.api.inprocess import WEBHOOK_SECRET
 from tests.integration.api.live import LiveServer, SlowHub, create_token, revoke_token, server_env
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import backend_url
 
 ROLES = ("reader", "vetter", "reviewer", "admin")
 
@@ -60,12 +60,7 @@ def slow_hub(hub: Hub) -> Iterator[Hub]:
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('api-store') / 'store.db'}"
-        return
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    yield from _fresh_postgres_database(PG_URL)
+    yield from backend_url(request.param, tmp_path_factory.mktemp("api-store"))
 
 
 def prepare_store(store_url: str) -> dict[str, str]:
