@@ -1,8 +1,9 @@
-"""Shared fakes built on the real interfaces: an in-memory Source, small scanners, a counting hub resolver
-and a clock a test moves by hand."""
+"""Shared fakes built on the real interfaces: an in-memory Source, small scanners, a stream counting what
+is read, a counting hub resolver and a clock a test moves by hand."""
 
 from __future__ import annotations
 
+import io
 import threading
 from typing import ClassVar
 
@@ -106,3 +107,21 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class CountingStream(io.BytesIO):
+    """Counts the bytes actually read (skips must seek, not read)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.consumed = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.consumed += len(data)
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        data = super().readline(size)
+        self.consumed += len(data)
+        return data
