@@ -1,13 +1,17 @@
-"""Shared fakes built on the real interfaces: an in-memory Source and small scanners."""
+"""Shared fakes built on the real interfaces: an in-memory Source, small scanners, a stream counting what
+is read, a counting hub resolver and a clock a test moves by hand."""
 
 from __future__ import annotations
 
+import io
+import threading
 from typing import ClassVar
 
 from app.core.findings import Finding, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
+from app.errors import HfvetError
 
 
 class MemorySource:
@@ -70,3 +74,54 @@ class CrashingScanner(TextScanner):
 
     def scan(self, ctx: ScanContext) -> ScanOutcome:
         raise RuntimeError("boom")
+
+
+class CountingResolver:
+    """A hub resolver, ``(repo, revision) -> sha``, counting its calls (thread-safe). It answers ``sha``, or by
+    default the call's number as a sha (so a test sees which call answered); ``fail`` makes it refuse, and
+    ``gate`` holds every call until it is set (for at most 10 s, so a test that forgets cannot hang)."""
+
+    def __init__(self, sha: str | None = None) -> None:
+        self.calls = 0
+        self.fail = False
+        self.gate = threading.Event()
+        self.gate.set()
+        self._sha = sha
+        self._lock = threading.Lock()
+
+    def __call__(self, repo: str, revision: str) -> str:
+        with self._lock:
+            self.calls += 1
+            number = self.calls
+        self.gate.wait(10)
+        if self.fail:
+            raise HfvetError(f"{repo}@{revision}: no such repo")
+        return self._sha or f"{number:040x}"
+
+
+class FakeClock:
+    """A clock (seconds) that moves only when a test sets or adds to ``now``."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CountingStream(io.BytesIO):
+    """Counts the bytes actually read (skips must seek, not read)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.consumed = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.consumed += len(data)
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        data = super().readline(size)
+        self.consumed += len(data)
+        return data

@@ -4,8 +4,6 @@ replicas), the hub budget reached through references of references, and cancella
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,26 +13,17 @@ from app.core.pipeline import vet
 from app.core.policy import LoadedPolicy, load_policy, make_decide
 from app.core.scanners.repo_refs_scanner import RepoReferenceScanner
 from app.db.repository import save_report
-from app.db.session import Store, upgrade
-from app.errors import HfvetError
+from app.db.session import Store
 from app.services.gating import gate_commit
 from app.services.hub_resolutions import SharedResolver, Unresolvable
 from app.services.references import Bounds, Cancelled
 from app.settings import Settings
-from tests.fakes import MemorySource
+from tests.fakes import CountingResolver, FakeClock, MemorySource
 
 HUB = {"endpoint": "http://127.0.0.1:9"}
 ADAPTER, ADAPTER_SHA = "nvidia/lora", "a" * 40
 BASE, BASE_SHA = "tinyco/base", "b" * 40
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    opened = Store(url)
-    yield opened
-    opened.close()
+RESOLVED = "c" * 40  # what the counting hub answers for every repo
 
 
 @pytest.fixture
@@ -42,46 +31,19 @@ def policy() -> LoadedPolicy:
     return load_policy(Settings().resolve_policy(Path("default")))
 
 
-class Hub:
-    """A resolver that counts its calls; ``fail`` makes it refuse, ``gate`` holds every call until set."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.fail = False
-        self.gate = threading.Event()
-        self.gate.set()
-        self._lock = threading.Lock()
-
-    def __call__(self, repo: str, revision: str) -> str:
-        with self._lock:
-            self.calls += 1
-        self.gate.wait(10)
-        if self.fail:
-            raise HfvetError(f"{repo}@{revision}: no such repo")
-        return "c" * 40
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_requests_asking_at_once_make_one_hub_call(store: Store) -> None:
-    hub = Hub()
+    hub = CountingResolver(RESOLVED)
     hub.gate.clear()
     shared = SharedResolver(hub, store, ttl=60, failure_ttl=10)
     with ThreadPoolExecutor(8) as pool:
         asked = [pool.submit(shared, "org/repo", "main") for _ in range(8)]
         hub.gate.set()
-        assert {f.result() for f in asked} == {"c" * 40}
+        assert {f.result() for f in asked} == {RESOLVED}
     assert hub.calls == 1
 
 
 def test_a_resolution_is_reused_for_the_ttl_and_a_failure_for_its_own(store: Store) -> None:
-    hub, clock = Hub(), Clock()
+    hub, clock = CountingResolver(RESOLVED), FakeClock()
     shared = SharedResolver(hub, None, ttl=60, failure_ttl=10, clock=clock)
     assert shared("org/repo", "main") == shared("org/repo", "main")
     clock.now += 59
@@ -118,7 +80,7 @@ def adapter_on_a_base_naming(store: Store, policy: LoadedPolicy, n: int) -> None
 
 def test_references_of_references_past_the_budget_refuse_the_answer(store: Store, policy: LoadedPolicy) -> None:
     adapter_on_a_base_naming(store, policy, 10)
-    hub = Hub()
+    hub = CountingResolver(RESOLVED)
     result = gate_commit(ADAPTER, ADAPTER_SHA, store=store, policy=policy, resolve=hub, bounds=Bounds(budget=5))
     assert not result.approved
     assert result.to_dict()["reasons"][0].startswith("gate-hub-budget: references exceed the gate's hub budget")
@@ -127,7 +89,7 @@ def test_references_of_references_past_the_budget_refuse_the_answer(store: Store
 
 def test_a_cancelled_answer_stops_before_the_hub(store: Store, policy: LoadedPolicy) -> None:
     adapter_on_a_base_naming(store, policy, 10)
-    hub = Hub()
+    hub = CountingResolver(RESOLVED)
     with pytest.raises(Cancelled):
         gate_commit(ADAPTER, ADAPTER_SHA, store=store, policy=policy, resolve=hub,
                     bounds=Bounds(budget=None, cancelled=lambda: hub.calls >= 3))

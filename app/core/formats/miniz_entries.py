@@ -124,21 +124,11 @@ def _init_checks(header: _Header, extra: bytes, index: int, this_disk: int, arch
 
 def _init_zip64(extra: bytes, values: tuple[int, int, int]) -> tuple[int, int, int]:
     """PyTorch's copy of ``read_central_dir``: the zip64 values it validates with (read past the field)."""
-    remaining, offset = len(extra), 0
-    while remaining:
-        if remaining < 4:
-            raise MinizError("corrupt extra field")
-        field_id, field_size = struct.unpack_from("<2H", extra, offset)
-        if field_size + 4 > remaining:
-            raise MinizError("corrupt extra field")
-        if field_id == _ZIP64_EXTRA:
-            break
-        offset += 4 + field_size
-        remaining -= 4 + field_size
+    field = _zip64_field(extra)
     size, compressed, header_offset = values
-    if remaining >= 4:
-        remaining -= 4
-        offset += 4
+    if field is not None:
+        offset = field + 4
+        remaining = len(extra) - offset
         if size == U32 and remaining >= 8:
             size, offset, remaining = le64(extra, offset), offset + 8, remaining - 8
         if compressed == U32 and remaining >= 8:
@@ -152,6 +142,17 @@ def _stat_zip64(extra: bytes, size: int, compressed: int, header_offset: int) ->
     """``mz_zip_file_stat_internal``: the first zip64 extra field, read only when a value is 0xFFFFFFFF."""
     if max(size, compressed, header_offset) != U32:
         return size, compressed, header_offset
+    field = _zip64_field(extra)
+    if field is None:
+        return size, compressed, header_offset
+    (field_size,) = struct.unpack_from("<H", extra, field + 2)
+    data = extra[field + 4 : field + 4 + field_size]
+    return _zip64_values(data, size, compressed, header_offset)
+
+
+def _zip64_field(extra: bytes) -> int | None:
+    """Where the first zip64 extra field's header starts, walking the fields as miniz does (each one
+    checked to fit); None when there is none."""
     offset, remaining = 0, len(extra)
     while remaining:
         if remaining < 4:
@@ -160,11 +161,10 @@ def _stat_zip64(extra: bytes, size: int, compressed: int, header_offset: int) ->
         if field_size + 4 > remaining:
             raise MinizError("corrupt extra field")
         if field_id == _ZIP64_EXTRA:
-            data = extra[offset + 4 : offset + 4 + field_size]
-            return _zip64_values(data, size, compressed, header_offset)
+            return offset
         offset += 4 + field_size
         remaining -= 4 + field_size
-    return size, compressed, header_offset
+    return None
 
 
 def _zip64_values(data: bytes, size: int, compressed: int, header_offset: int) -> tuple[int, int, int]:

@@ -1,5 +1,6 @@
 """A live `hfvet serve` subprocess per test module (SQLite, and PostgreSQL when it is up), with the
-fixture hub over the example repos behind it. Every server a fixture starts, it stops."""
+fixture hub over the example repos behind it; or the API in process (`api`) over a hub of a test's own
+(`example_hub`). Every server a fixture starts, it stops."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli.main import app as cli
-from app.db.session import Store, upgrade
 from app.examples import build_examples
-from app.hubfixture import AppServer, create_app
+from app.hubfixture import AppServer, FixtureHub, create_app
+from app.server import create_app as create_server
+from app.settings import Settings
+from tests.integration.api.inprocess import WEBHOOK_SECRET
 from tests.integration.api.live import LiveServer, SlowHub, create_token, revoke_token, server_env
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import backend_url
 
 ROLES = ("reader", "vetter", "reviewer", "admin")
 
@@ -56,12 +60,7 @@ def slow_hub(hub: Hub) -> Iterator[Hub]:
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('api-store') / 'store.db'}"
-        return
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    yield from _fresh_postgres_database(PG_URL)
+    yield from backend_url(request.param, tmp_path_factory.mktemp("api-store"))
 
 
 def prepare_store(store_url: str) -> dict[str, str]:
@@ -98,10 +97,22 @@ def sqlite_live(hub: Hub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    """A migrated SQLite store of its own, for tests that write reports straight into it."""
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
+def example_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The example repos served by a fixture hub of this test's own, and the environment `Settings()` reads
+    for it: a fresh SQLite store, the webhook secret, the default policy. Yields the hub's folder, which a
+    test may commit to."""
+    root = tmp_path / "hub"
+    build_examples(root)
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("HFVET_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    monkeypatch.setenv("HFVET_POLICY", "default")
+    with FixtureHub(root) as served:
+        monkeypatch.setenv("HF_ENDPOINT", served.url)
+        yield root
+
+
+@pytest.fixture
+def api(example_hub: Path) -> Iterator[TestClient]:
+    """The API in process over `example_hub`."""
+    with TestClient(create_server(Settings())) as client:
+        yield client

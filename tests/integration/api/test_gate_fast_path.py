@@ -27,7 +27,7 @@ from app.services import gating
 from app.settings import Settings
 from app.sources.hub_errors import HubUnreachable
 from tests.integration.api.stored import policy, report, save
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import backend_url
 
 SHA = "a" * 40
 DEFAULT = policy("default")
@@ -73,13 +73,7 @@ def _hub_down(repo: str, revision: str) -> str:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """A migrated store of its own: SQLite (the version asked on the event loop) and PostgreSQL (asked from
     a thread, one read shared by the requests asking at once: app.shared_reads)."""
-    if request.param == "sqlite":
-        urls: Iterator[str] = iter([f"sqlite:///{tmp_path / 'store.db'}"])
-    elif not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    else:
-        urls = _fresh_postgres_database(PG_URL)
-    for url in urls:
+    for url in backend_url(request.param, tmp_path):
         upgrade(url)
         opened = Store(url)
         yield opened

@@ -13,7 +13,7 @@ from app.db.session import Store, upgrade
 from app.server import create_app
 from app.settings import Settings
 from tests.integration.api.stored import policy, report, save
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import postgres_url
 
 SHA = "a" * 40
 pytestmark = pytest.mark.postgres
@@ -21,9 +21,7 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[TestClient, str]]:
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    for url in _fresh_postgres_database(PG_URL):
+    for url in postgres_url():
         upgrade(url)
         store = Store(url)
         save(store, report("nvidia/model", SHA, under=policy("default")))  # approved: a reject is a veto

@@ -4,7 +4,6 @@ and a replayed webhook queues nothing. Real huggingface_hub over HTTP against th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,40 +16,14 @@ from app.core.findings import Finding, Severity
 from app.db import tokens
 from app.db.models import VetRow
 from app.db.repository import report_by_id, save_report
-from app.examples import build_examples
-from app.hubfixture import FixtureHub
 from app.server import create_app
 from app.settings import Settings
-from app.state import AppState
+from tests.integration.api.inprocess import WEBHOOK_SECRET, app_state
 from tests.integration.vetted import APPROVE_REPO, REVIEW_REPO
-
-SECRET = "hub-webhook-secret"
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    root = tmp_path / "hub"
-    build_examples(root)
-    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
-    monkeypatch.setenv("HFVET_WEBHOOK_SECRET", SECRET)
-    monkeypatch.setenv("HFVET_POLICY", "default")
-    with FixtureHub(root) as served:
-        monkeypatch.setenv("HF_ENDPOINT", served.url)
-        yield root
-
-
-@pytest.fixture
-def api(hub: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(Settings())) as client:
-        yield client
-
-
-def state(client: TestClient) -> AppState:
-    return client.app.state.hfvet  # type: ignore[attr-defined,no-any-return]
 
 
 def token(client: TestClient, role: str) -> dict[str, str]:
-    with state(client).store.session() as session:
+    with app_state(client).store.session() as session:
         secret = tokens.create(session, f"{role}-1", role, actor="test")
     return {"Authorization": f"Bearer {secret}"}
 
@@ -62,7 +35,7 @@ def vet(client: TestClient, repo: str, who: dict[str, str]) -> dict[str, Any]:
 
 
 def report_id(client: TestClient, vetted: dict[str, Any]) -> int:
-    job = state(client).jobs.get(vetted["job"]["id"])
+    job = app_state(client).jobs.get(vetted["job"]["id"])
     assert job is not None and job.report_id is not None
     return job.report_id
 
@@ -79,7 +52,7 @@ def approve(client: TestClient, sha: str, who: dict[str, str]) -> Any:
 
 def store_with_a_new_finding(client: TestClient, report_id: int) -> None:
     """What a re-vet by a newer scanner that finds one more thing at the same commit stores."""
-    with state(client).store.session() as session:
+    with app_state(client).store.session() as session:
         stored = report_by_id(session, report_id)
         assert stored is not None
         report = report_json.load(stored.document)
@@ -120,7 +93,7 @@ def test_a_re_vet_that_finds_something_new_withdraws_the_approval_and_says_what(
 
 
 def test_a_stricter_policy_verdict_withdraws_the_approval_and_says_so(
-    api: TestClient, hub: Path, monkeypatch: pytest.MonkeyPatch
+    api: TestClient, example_hub: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vetter, reviewer = token(api, "vetter"), token(api, "reviewer")
     first = vet(api, REVIEW_REPO, vetter)
@@ -140,20 +113,20 @@ def push(client: TestClient, old: str, new: str, webhook: str = "w1") -> Any:
             "repo": {"type": "model", "name": APPROVE_REPO, "headSha": new},
             "updatedRefs": [{"ref": "refs/heads/main", "oldSha": old, "newSha": new}],
             "webhook": {"id": webhook, "version": 3}}
-    return client.post("/webhooks/huggingface", json=body, headers={"X-Webhook-Secret": SECRET})
+    return client.post("/webhooks/huggingface", json=body, headers={"X-Webhook-Secret": WEBHOOK_SECRET})
 
 
 def vet_rows(client: TestClient) -> int:
-    with state(client).store.session() as session:
+    with app_state(client).store.session() as session:
         return int(session.execute(select(func.count()).select_from(VetRow)).scalar_one())
 
 
 def test_a_replayed_webhook_queues_no_new_vet(api: TestClient) -> None:
-    sha = state(api).resolve(APPROVE_REPO, "main")
+    sha = app_state(api).resolve(APPROVE_REPO, "main")
     first = push(api, "1" * 40, sha)
     assert first.status_code == 202
     [job] = first.json()["queued"]
-    finished = state(api).jobs.wait(job["id"], 120)
+    finished = app_state(api).jobs.wait(job["id"], 120)
     assert finished is not None and finished.status == "done"
 
     replay = push(api, "1" * 40, sha)  # the same delivery again, after its vet finished

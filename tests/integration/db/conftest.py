@@ -17,12 +17,7 @@ PG_URL = os.environ.get("HFVET_TEST_DATABASE_URL")
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-        return
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    yield from _fresh_postgres_database(PG_URL)
+    yield from backend_url(request.param, tmp_path)
 
 
 @pytest.fixture
@@ -32,6 +27,21 @@ def store(store_url: str) -> Iterator[Store]:
     opened = Store(store_url)
     yield opened
     opened.close()
+
+
+def backend_url(backend: str, folder: Path) -> Iterator[str]:
+    """A fresh store URL: ``sqlite`` (a file in ``folder``) or ``postgresql`` (see `postgres_url`)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'store.db'}"
+    else:
+        yield from postgres_url()
+
+
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL database, dropped afterwards; the test is skipped when none is up."""
+    if not PG_URL:
+        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
+    yield from _fresh_postgres_database(PG_URL)
 
 
 def _fresh_postgres_database(admin_url: str) -> Iterator[str]:

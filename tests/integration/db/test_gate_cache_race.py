@@ -16,7 +16,7 @@ from app.db.session import Store, upgrade
 from app.db.version import VersionProbe
 from app.services.gating import GateCache, cached_gate
 from tests.integration.api.stored import no_hub, policy, report, save
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import postgres_url
 
 SHA = "a" * 40
 DEFAULT = policy("default")
@@ -24,9 +24,7 @@ DEFAULT = policy("default")
 
 @pytest.fixture
 def pg_store() -> Iterator[Store]:
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    for url in _fresh_postgres_database(PG_URL):
+    for url in postgres_url():
         upgrade(url)
         store = Store(url)
         yield store

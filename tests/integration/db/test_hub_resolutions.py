@@ -6,36 +6,17 @@ from __future__ import annotations
 import pytest
 
 from app.db.session import Store
-from app.errors import HfvetError
 from app.services.hub_resolutions import SharedResolver, Unresolvable
+from tests.fakes import CountingResolver, FakeClock
 
 
-class Hub:
-    def __init__(self) -> None:
-        self.calls = 0
-        self.fail = False
-
-    def __call__(self, repo: str, revision: str) -> str:
-        self.calls += 1
-        if self.fail:
-            raise HfvetError(f"{repo}@{revision}: no such repo")
-        return f"{self.calls:040x}"
-
-
-class Clock:
-    now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def replicas(store: Store, hub: Hub, clock: Clock) -> tuple[SharedResolver, SharedResolver]:
+def replicas(store: Store, hub: CountingResolver, clock: FakeClock) -> tuple[SharedResolver, SharedResolver]:
     return (SharedResolver(hub, store, ttl=60, failure_ttl=10, clock=clock),
             SharedResolver(hub, store, ttl=60, failure_ttl=10, clock=clock))
 
 
 def test_a_replica_uses_another_replicas_resolution_until_it_is_stale(store: Store) -> None:
-    hub, clock = Hub(), Clock()
+    hub, clock = CountingResolver(), FakeClock()
     first, second = replicas(store, hub, clock)
     assert first("org/repo", "main") == second("org/repo", "main") == f"{1:040x}"
     assert hub.calls == 1
@@ -46,7 +27,7 @@ def test_a_replica_uses_another_replicas_resolution_until_it_is_stale(store: Sto
 
 
 def test_a_failure_is_shared_for_the_failure_ttl(store: Store) -> None:
-    hub, clock = Hub(), Clock()
+    hub, clock = CountingResolver(), FakeClock()
     hub.fail = True
     first, second = replicas(store, hub, clock)
     for resolver in (first, second, second):

@@ -58,5 +58,6 @@ def fault(faulty: tuple[FaultyHub, str]) -> Iterator[tuple[FaultyHub, str]]:
     app, _ = faulty
     app.faults.clear()
     app.seen.clear()
+    app.paths.clear()
     yield faulty
     app.faults.clear()

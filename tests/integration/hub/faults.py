@@ -36,10 +36,12 @@ class FaultyHub:
         self.faults: list[tuple[str, str]] = []  # (path fragment, fault name), used once each
         self.requests = 0
         self.seen: list[tuple[str, bool]] = []  # (Host header, whether Authorization came) per request
+        self.paths: list[str] = []  # the path of each request, in order
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             self.requests += 1
+            self.paths.append(scope["path"])
             headers = dict(scope["headers"])
             self.seen.append((headers.get(b"host", b"").decode(), b"authorization" in headers))
             for i, (fragment, fault) in enumerate(self.faults):

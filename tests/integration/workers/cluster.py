@@ -106,6 +106,20 @@ def wait_all(url: str, job_ids: list[str], timeout: float) -> dict[str, dict[str
     return done
 
 
+OPEN_VET_JOBS = ("SELECT count(*) FROM procrastinate.procrastinate_jobs WHERE task_name = 'hfvet.vet' "
+                 "AND status IN ('todo', 'doing') AND args->>'repo' = ANY(:r)")
+
+
+def wait_jobs_closed(store_url: str, repos: list[str], timeout: float) -> None:
+    """Until procrastinate has closed every vet job of ``repos``. A worker commits the vet row `done` inside
+    the task and procrastinate marks the job only after the task returns: a job whose vet is done can still
+    be `doing` for a moment, longer on a loaded machine."""
+    deadline = time.monotonic() + timeout
+    while (still := scalar(store_url, OPEN_VET_JOBS, r=repos)) > 0:
+        assert time.monotonic() < deadline, f"{still} procrastinate jobs still open after {timeout}s"
+        time.sleep(0.1)
+
+
 def scalar(store_url: str, sql: str, **params: object) -> int:
     engine = create_engine(store_url)
     try:

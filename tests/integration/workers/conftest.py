@@ -9,26 +9,20 @@ import pytest
 from app.hubfixture import AppServer, create_app
 from tests.integration.api.conftest import Hub
 from tests.integration.api.live import SlowHub
-from tests.integration.db.conftest import PG_URL, _fresh_postgres_database
+from tests.integration.db.conftest import postgres_url
 from tests.integration.workers.cluster import build_fleet
 
 FLEET = 140  # 100 for the hundred vets, the rest for the fault tests: every test vets repos of its own
 
 
-def fresh_database() -> Iterator[str]:
-    if not PG_URL:
-        pytest.skip("no PostgreSQL: set HFVET_TEST_DATABASE_URL (scripts/services.sh does when it is up)")
-    yield from _fresh_postgres_database(PG_URL)
-
-
 @pytest.fixture(scope="module")
 def shared_store() -> Iterator[str]:
-    yield from fresh_database()
+    yield from postgres_url()
 
 
 @pytest.fixture
 def pg_store() -> Iterator[str]:
-    yield from fresh_database()
+    yield from postgres_url()
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,6 @@ which lost its job cannot add a verdict. (SQLite store: the row logic is the sam
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
@@ -16,7 +13,7 @@ from app.core.pipeline import vet
 from app.core.report import Report
 from app.db import jobs as rows
 from app.db.models import ReportRow
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.db.work import claim_work, finish_attempt
 from app.jobs.attempt import MAX_ATTEMPTS, Attempt, RetryLater, may_pass
 from app.sources.hub_errors import HubAccessDenied, HubError, HubRepoNotFound, HubRevisionNotFound, HubUnreachable
@@ -25,15 +22,6 @@ from tests.fakes import MemorySource, TextScanner
 REPO = "acme/model"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 POLICY = ("default", "a" * 64)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
 
 
 def queued(store: Store) -> VetJob:

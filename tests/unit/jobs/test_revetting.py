@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from app.core.findings import Severity
 from app.core.pipeline import vet
 from app.core.report import Report
 from app.core.verdict import Decision, PolicyRef, Verdict
 from app.db.repository import save_report
-from app.db.session import Store, upgrade
+from app.db.session import Store
 from app.services.policies import active_policy
 from app.services.revetting import stale_approvals
 from app.settings import Settings
@@ -21,15 +18,6 @@ from tests.fakes import MemorySource, TextScanner
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 SCANNERS = {"text": "1"}
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    store = Store(url)
-    yield store
-    store.close()
 
 
 def stored(store: Store, repo: str, verdict: Verdict, policy_sha: str | None, scanners: dict[str, str],

@@ -1,7 +1,7 @@
-"""What the arguments of a call say, read from the AST: a keyword's value, whether a load is the
-safe kind (``weights_only=True``, no ``allow_pickle``, a safe YAML loader), and where a write goes
-(a path outside the model directory, a place whose contents run later on their own). ``effects``
-asks these questions of every call it walks.
+"""What the arguments of a call say, read from the AST: whether a load is the safe kind
+(``weights_only=True``, no ``allow_pickle``, a safe YAML loader), and where a write goes (a path
+outside the model directory, a place whose contents run later on their own). ``effects`` asks these
+questions of every call it walks; a keyword's value is ``names.kwarg``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import ast
 import re
 
 from app.core.scanners.python_code import names as pn
-from app.core.scanners.python_code.names import Names, literal_str
+from app.core.scanners.python_code.names import Names, kwarg, literal_str
 
 # Places whose contents run later on their own: shell start-up, Python start-up, cron, services.
 PERSISTENCE = re.compile(
@@ -24,10 +24,6 @@ _HARMLESS_PATHS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 _WRITE_METHODS = {"write_text", "write_bytes", "symlink_to", "hardlink_to", "touch"}
 _COPY_FUNCS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move",
                "os.rename", "os.replace", "os.symlink", "os.link"}
-
-
-def kwarg(node: ast.Call, *keys: str) -> ast.expr | None:
-    return next((k.value for k in node.keywords if k.arg in keys), None)
 
 
 def safe_load_call(node: ast.Call, func: str) -> bool:

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.core.scanners.python_code import names as pn
-from app.core.scanners.python_code.call_args import PERSISTENCE, kwarg, outside_path, safe_load_call, write_target
+from app.core.scanners.python_code.call_args import PERSISTENCE, outside_path, safe_load_call, write_target
 from app.core.scanners.python_code.load_time import load_time_functions, reachable_from
 from app.core.scanners.python_code.modern_syntax import parse_module
-from app.core.scanners.python_code.names import Names, is_computed_string, literal_str
+from app.core.scanners.python_code.names import Names, is_computed_string, kwarg, literal_str
 from app.core.scanners.python_code.taint import Taint, label_of_args
 
 BLOB_MIN_CHARS = 256

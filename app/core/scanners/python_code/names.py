@@ -250,13 +250,18 @@ def _strip_builtins(name: str) -> str:
 
 
 def _has_fromlist(call: ast.Call) -> bool:
-    fromlist = next((k.value for k in call.keywords if k.arg == "fromlist"), None)
+    fromlist = kwarg(call, "fromlist")
     if fromlist is None and len(call.args) >= 4:
         fromlist = call.args[3]
     if fromlist is None:
         return False
     return not (isinstance(fromlist, ast.Tuple | ast.List) and not fromlist.elts) and not (
         isinstance(fromlist, ast.Constant) and not fromlist.value)
+
+
+def kwarg(node: ast.Call, *keys: str) -> ast.expr | None:
+    """The value a call passes by the first of ``keys`` it names, or None."""
+    return next((k.value for k in node.keywords if k.arg in keys), None)
 
 
 def literal_str(node: ast.AST) -> str | None:

@@ -11,26 +11,9 @@ from app.core.findings import FindingSink, Severity
 from app.core.limits import Limits, ReadBudgetExceeded
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
 from app.core.scanners.pickle_engine.walk_state import PickleAnalysis, ReadMode
+from tests.fakes import CountingStream
 from tests.samples import hostile
 from tests.samples import opcodes as op
-
-
-class CountingStream(io.BytesIO):
-    """Counts the bytes actually read (skips must seek, not read)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.consumed = 0
-
-    def read(self, size: int | None = -1) -> bytes:
-        data = super().read(size)
-        self.consumed += len(data)
-        return data
-
-    def readline(self, size: int | None = -1) -> bytes:
-        data = super().readline(size)
-        self.consumed += len(data)
-        return data
 
 
 def run(data: bytes, limits: Limits | None = None, **kwargs: object) -> tuple[PickleAnalysis, list[tuple[str, str]]]:

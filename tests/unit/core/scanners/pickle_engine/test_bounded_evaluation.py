@@ -8,13 +8,14 @@ these streams would allocate what they ask for; hfvet must judge them without do
 from __future__ import annotations
 
 import io
-import time
 import tracemalloc
+
+import pytest
 
 from app.core.findings import FindingSink
 from app.core.limits import Limits
 from app.core.scanners.pickle_engine.analysis import analyze_pickles
-from app.core.scanners.pickle_engine.evaluate import MAX_RESULT, EvalBudget, evaluate, output_bound
+from app.core.scanners.pickle_engine.evaluate import MAX_EVALUATED, MAX_RESULT, EvalBudget, evaluate, output_bound
 from app.core.scanners.pickle_engine.values import Const, TupleVal
 from tests.samples import opcodes as op
 
@@ -28,17 +29,26 @@ def findings(data: bytes) -> set[tuple[str, str]]:
     return {(f.rule, f.severity.value) for f in sink.findings}
 
 
-def judged_within(data: bytes, max_bytes: int, max_seconds: float) -> set[tuple[str, str]]:
+def judged_within(data: bytes, monkeypatch: pytest.MonkeyPatch, max_bytes: int,
+                  max_runs: int) -> set[tuple[str, str]]:
+    """The findings, judged in under ``max_bytes`` of memory running at most ``max_runs`` helpers (whose
+    results together stay within the stream's evaluation budget)."""
+    spent: list[int] = []
+    spend = EvalBudget.spend
+
+    def counted(budget: EvalBudget, size: int) -> None:
+        spent.append(size)
+        spend(budget, size)
+
+    monkeypatch.setattr(EvalBudget, "spend", counted)
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         found = findings(data)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - started
     assert peak < max_bytes, f"peak {peak / 1e6:.1f} MB"
-    assert elapsed < max_seconds, f"{elapsed:.1f} s"
+    assert len(spent) <= max_runs and sum(spent) <= MAX_EVALUATED, spent
     return found
 
 
@@ -83,7 +93,7 @@ def test_one_stream_evaluates_a_bounded_total() -> None:
     assert [g is not None for g in grown] == [True, True, True, False, False]
 
 
-def test_a_chained_replace_pickle_is_judged_in_bounded_memory() -> None:
+def test_a_chained_replace_pickle_is_judged_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     # replace(replace(BIG, "a", BIG), ...) as the module name of an import, then os.system:
     # the name is unknown (never computed), so the import is unresolved; the call is still seen.
     inner = op.call(REPLACE, op.uni(BIG), op.uni("a"), op.uni(BIG))
@@ -91,16 +101,16 @@ def test_a_chained_replace_pickle_is_judged_in_bounded_memory() -> None:
     name_import = outer + op.uni("system") + op.STACK_GLOBAL + op.MARK + op.uni(op.PAYLOAD) + op.TUPLE + op.REDUCE
     system = op.call(op.glob("posix", "system"), op.uni(op.PAYLOAD))
     data = op.proto(4) + name_import + op.POP + system + op.STOP
-    found = judged_within(data, max_bytes=50 * 1024 * 1024, max_seconds=10)
+    found = judged_within(data, monkeypatch, max_bytes=50 * 1024 * 1024, max_runs=0)  # neither replace runs
     assert ("pickle-unresolved-global", "critical") in found
     assert ("pickle-dangerous-global", "critical") in found
 
 
-def test_many_megabyte_results_do_not_pile_up() -> None:
+def test_many_megabyte_results_do_not_pile_up(monkeypatch: pytest.MonkeyPatch) -> None:
     # 200 calls each growing BIG to 1 MiB ("a" -> 16 x "a"), all kept in one list: 200 MiB if
     # every one were evaluated; the stream's evaluation budget stops after a few.
     grow = op.call(REPLACE, op.binget(0), op.uni("a"), op.uni("a" * 16))
     body = op.uni(BIG) + op.binput(0) + op.POP + op.EMPTY_LIST + op.MARK + grow * 200 + op.APPENDS
     data = op.proto(4) + body + op.POP + op.call(op.glob("posix", "system"), op.uni(op.PAYLOAD)) + op.STOP
-    found = judged_within(data, max_bytes=50 * 1024 * 1024, max_seconds=20)
+    found = judged_within(data, monkeypatch, max_bytes=50 * 1024 * 1024, max_runs=MAX_EVALUATED // MAX_RESULT)
     assert ("pickle-dangerous-global", "critical") in found
