@@ -48,7 +48,7 @@ COMMANDS: dict[str, CommandRef] = {
                        "hub, start `hfvet serve`, vet each\nrepo through POST /vet, print a table, then show the "
                        "deploy gate for nvidia/... and canada-quant/...."),
     "checks": CommandRef("app.cli.checks", "checks",
-                         "List every check hfvet runs (scanner, severity, rule id, meaning)."),
+                         "List every check hfvet runs (scanner, severity, kind, rule id, meaning)."),
     "policy": CommandRef("app.cli.policy", "policy_app",
                          "Trust policies as code: check, test, explain a verdict, diff two policies."),
     "hub": CommandRef("app.cli.hub", "hub_app", "The offline fixture hub (a stand-in for the Hugging Face Hub)."),

@@ -272,10 +272,12 @@ def test_a_real_full_disk_under_sqlite(tmp_path: Path) -> None:
         first = run_job(store, lambda job: _report(sha=job.sha))
         before = rows(store)
 
+        big = big_report(OTHER_SHA)  # built first: on a loaded machine building it outlasted the timer below
+
         def vet_while_the_disk_fills(job: VetJob) -> Report:
             filler = fill_up(mount)  # full as the report is written (at once); space comes back 4 s later,
             threading.Timer(4.0, filler.unlink).start()  # well within the ~16 s the failure's record is retried
-            return big_report(job.sha)
+            return big
 
         full = run_job(store, vet_while_the_disk_fills, sha=OTHER_SHA)
         assert "full" in (full.error or ""), full
