@@ -56,10 +56,8 @@ def _load(policy: Path) -> LoadedPolicy:
     """A policy argument of any policy command, read as `scan`/`vet` read `--policy` (one function)."""
     try:
         return load_named(policy, Settings())
-    except PolicyError as exc:
-        _fail(exc)
-    except InputError as exc:
-        exit_codes.fail(str(exc))
+    except (PolicyError, InputError) as exc:
+        exit_codes.fail(*_error_lines(exc))
 
 
 @policy_app.command(epilog=examples(
@@ -238,20 +236,6 @@ def diff(
         out().print(Text(_no_change_hint(old_policy, new_policy, len(results)), style="dim"))
 
 
-def _no_change_hint(old: LoadedPolicy, new: LoadedPolicy, replayed: int) -> str:
-    """Why an empty diff is empty, and what would show a difference."""
-    if old.sha256 == new.sha256:
-        return f"no difference: {old.source} and {new.source} are the same policy (same sha256)"
-    if not replayed:
-        return ("no reports replayed, so only the policies' rules were compared (the `policy:` lines). Give "
-                "report JSON files or folders (hfvet scan PATH --format json > report.json), or --stored for "
-                "the newest report of every commit in the verdict store")
-    differs = "; the rule changes above decide none of them" if policy_changes(old, new) else ""
-    return (f"no difference: both policies give the same verdict on all {replayed} report(s){differs}. To see "
-            "where they part, replay more reports (--stored: every commit in the verdict store) or run the "
-            "fixture cases under each (hfvet policy test)")
-
-
 def _store_reports() -> list[StoredReport]:
     from app.db.repository import newest_reports
     from app.services.store import open_store
@@ -276,6 +260,20 @@ def _changes_table(changed: list[Replay]) -> Table:
         table.add_row(label, where, Text(old, VERDICT_STYLE[old]),
                       Text(new, VERDICT_STYLE[new]), "\n".join(r.responsible()))
     return table
+
+
+def _no_change_hint(old: LoadedPolicy, new: LoadedPolicy, replayed: int) -> str:
+    """Why an empty diff is empty, and what would show a difference."""
+    if old.sha256 == new.sha256:
+        return f"no difference: {old.source} and {new.source} are the same policy (same sha256)"
+    if not replayed:
+        return ("no reports replayed, so only the policies' rules were compared (the `policy:` lines). Give "
+                "report JSON files or folders (hfvet scan PATH --format json > report.json), or --stored for "
+                "the newest report of every commit in the verdict store")
+    differs = "; the rule changes above decide none of them" if policy_changes(old, new) else ""
+    return (f"no difference: both policies give the same verdict on all {replayed} report(s){differs}. To see "
+            "where they part, replay more reports (--stored: every commit in the verdict store), or write fixture "
+            "cases that reach the changed rules (policies/tests/, run by hfvet policy test)")
 
 
 @policy_app.command(epilog=examples(

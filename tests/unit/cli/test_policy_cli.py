@@ -275,7 +275,8 @@ def test_an_empty_diff_over_reports_says_no_difference_and_what_to_try(reports: 
     result = run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", reports / "vendor-safetensors.json")
     assert "0 of 1 verdict(s) change" in result.output
     assert "no difference: both policies give the same verdict on all 1 report(s)" in result.output
-    assert "the rule changes above decide none of them" in result.output and "hfvet policy test" in result.output
+    assert "the rule changes above decide none of them" in result.output
+    assert "--stored" in result.output and "hfvet policy test" in result.output
 
 
 def test_piped_diff_and_explain_keep_long_names_whole(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
