@@ -298,5 +298,6 @@ def test_piped_diff_and_explain_keep_long_names_whole(monkeypatch: pytest.Monkey
 def test_every_policy_command_shows_examples_in_its_help(command: str) -> None:
     result = run(command, "--help")
     assert result.exit_code == 0
-    examples = result.output[result.output.index("Examples:"):]
-    assert f"hfvet policy {command}" in examples
+    examples = result.output[result.output.index("Examples:"):].splitlines()
+    assert any(line.strip().startswith(f"hfvet policy {command}") for line in examples)  # a line to copy
+    assert any(line.strip().startswith("# ") for line in examples)  # each says what it does
