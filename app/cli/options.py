@@ -26,6 +26,18 @@ PolicyOpt = Annotated[
         "severity-only verdict. Without it the active policy applies ($HFVET_POLICY, default: default).",
     ),
 ]
+
+
+def examples(*cases: tuple[str, str]) -> str:
+    """A command's --help epilog (`@app.command(epilog=examples(...))`), in the one style every command uses:
+    an `Examples:` heading, then per example a `# what it does` line and the command line, copyable as is.
+
+    Square brackets are escaped: typer reads help as rich markup.
+    """
+    blocks = [f"# {what}\n{command}".replace("[", r"\[") for what, command in cases]
+    return "\n\n".join(["Examples:", *blocks])
+
+
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]
 TimeoutOpt = Annotated[
     float | None,

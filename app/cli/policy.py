@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from app.cli import exit_codes
-from app.core.policy import LoadedPolicy, PolicyError, explain, load_policy
+from app.cli.console import console
+from app.cli.options import examples
+from app.core.policy import LoadedPolicy, PolicyError, explain
 from app.core.policy.cases import CaseResult, run_cases
 from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
@@ -25,12 +26,15 @@ from app.core.policy.replay import (
     replay,
     report_files,
 )
+from app.errors import InputError
 from app.render.text import VERDICT_STYLE
+from app.services.policies import load_named
 from app.settings import Settings
 
 # Reasons the engine adds beside the rules' own: shown below the rules table.
 _ENGINE_REASONS = ("default", "waiver", "waiver-expired", "unsafe-policy", *FLOOR_RULE_IDS)
 _STATUS_STYLE = {"fired": "bold", "error": "bold red", "waived": "magenta", "not-fired": "dim"}
+_NAME_OR_FILE = "a YAML file or a shipped name (default, strict), as `hfvet scan --policy` takes"
 
 policy_app = typer.Typer(
     help="Trust policies as code: check, test, explain a verdict, diff two policies.",
@@ -40,49 +44,58 @@ policy_app = typer.Typer(
 )
 
 
-def out() -> Console:
-    # Made per call, so the width follows the terminal (or COLUMNS) of this invocation.
-    return Console(highlight=False, soft_wrap=True)
+out = console  # made per call: the width follows this invocation's terminal, unlimited when piped
 
 
 def _fail(exc: PolicyError) -> NoReturn:
     exit_codes.fail(*(str(issue) for issue in exc.issues))
 
 
-def _load(path: Path) -> LoadedPolicy:
+def _load(policy: Path) -> LoadedPolicy:
+    """A policy argument of any policy command, read as `scan`/`vet` read `--policy` (one function)."""
     try:
-        return load_policy(path)
-    except PolicyError as exc:
-        _fail(exc)
+        return load_named(policy, Settings())
+    except (PolicyError, InputError) as exc:
+        exit_codes.fail(*_error_lines(exc))
 
 
-@policy_app.command()
+@policy_app.command(epilog=examples(
+    ("every shipped policy", "hfvet policy check"),
+    ("a policy being written, and a shipped one by name", "hfvet policy check my-policy.yaml strict"),
+))
 def check(
     files: Annotated[
-        list[Path] | None, typer.Argument(help="Policy files (default: policies/*.yaml).")
+        list[Path] | None,
+        typer.Argument(help=f"Policies, each {_NAME_OR_FILE} (default: every policies/*.yaml).", show_default=False),
     ] = None,
 ) -> None:
-    """Validate policy files; errors are printed as file:line (exit 2).
+    """Validate policies; errors are printed as file:line: message (exit 2).
 
-    Also warns (exit code unchanged) about an approve rule that would approve a third-party
-    repo with a critical finding, unscanned code or an executable.
+    A misspelt variable or field in a `when` (`fidnings`, `repo.teir`, `f.severty`) is an error that
+    names the rule and the closest known name. Also warns (exit code unchanged) about an approve rule
+    that would approve a third-party repo with a critical finding, unscanned code or an executable.
     """
-    paths = files or sorted(Settings().policies_root().glob("*.yaml"))
+    settings = Settings()
+    paths = files or sorted(settings.policies_root().glob("*.yaml"))
     if not paths:
-        _fail(PolicyError.single(str(Settings().policies_root()), None, "no policy files found"))
+        _fail(PolicyError.single(str(settings.policies_root()), None, "no policy files found"))
     failed = False
     for path in paths:
         try:
-            policy = load_policy(path)
-        except PolicyError as exc:
+            policy = load_named(path, settings)
+        except (PolicyError, InputError) as exc:
             failed = True
-            for issue in exc.issues:
-                out().print(Text(str(issue), style="red"))
+            for line in _error_lines(exc):
+                out().print(Text(line, style="red"))
             continue
-        out().print(Text(f"ok  {path}  {policy.name}  sha256:{policy.sha256}"))
-        _warn_lax_approvals(path, policy)
+        out().print(Text(f"ok  {policy.source}  {policy.name}  sha256:{policy.sha256}"))
+        _warn_lax_approvals(Path(policy.source), policy)
     if failed:
         raise typer.Exit(exit_codes.EXIT_ERROR)
+
+
+def _error_lines(exc: PolicyError | InputError) -> list[str]:
+    return [str(issue) for issue in exc.issues] if isinstance(exc, PolicyError) else [str(exc)]
 
 
 def _warn_lax_approvals(path: Path, policy: LoadedPolicy) -> None:
@@ -91,7 +104,10 @@ def _warn_lax_approvals(path: Path, policy: LoadedPolicy) -> None:
         out().print(Text(f"warning: {path}: {lax.message(policy.model.unsafe)}", style="yellow"))
 
 
-@policy_app.command("test")
+@policy_app.command("test", epilog=examples(
+    ("every fixture case of every shipped policy", "hfvet policy test"),
+    ("the cases of one policy, or one case", "hfvet policy test policies/tests/strict"),
+))
 def test_cmd(
     target: Annotated[
         Path | None, typer.Argument(help="Case file or folder (default: policies/tests).")
@@ -121,10 +137,16 @@ def _print_case(result: CaseResult, target: Path) -> None:
     out().print(Text(f"     expected {result.expected}\n     got      {result.got}"))
 
 
-@policy_app.command("explain")
+@policy_app.command("explain", epilog=examples(
+    ("the reasons the report recorded", "hfvet policy explain report.json"),
+    ("every rule's outcome under another policy", "hfvet policy explain report.json --policy strict"),
+    ("a report of your own", "hfvet scan ./snapshot --format json > report.json"),
+))
 def explain_cmd(
     report: Annotated[Path, typer.Argument(help="A stored report JSON (hfvet scan --format json).")],
-    policy: Annotated[Path | None, typer.Option("--policy", help="Re-evaluate under this policy.")] = None,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help=f"Re-evaluate under this policy: {_NAME_OR_FILE}.")
+    ] = None,
 ) -> None:
     """Which rules fired and why: the recorded reasons, or every rule's outcome under --policy."""
     try:
@@ -179,10 +201,13 @@ def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
     ))
 
 
-@policy_app.command()
+@policy_app.command(epilog=examples(
+    ("what strict would change for these reports", "hfvet policy diff default strict reports/"),
+    ("a proposed policy against every commit in the store", "hfvet policy diff default my-policy.yaml --stored"),
+))
 def diff(
-    old: Annotated[Path, typer.Argument(help="The current policy.")],
-    new: Annotated[Path, typer.Argument(help="The proposed policy.")],
+    old: Annotated[Path, typer.Argument(help=f"The current policy: {_NAME_OR_FILE}.")],
+    new: Annotated[Path, typer.Argument(help=f"The proposed policy: {_NAME_OR_FILE}.")],
     reports: Annotated[
         list[Path] | None, typer.Argument(help="Stored report JSON files or folders of them.")
     ] = None,
@@ -206,6 +231,8 @@ def diff(
         out().print(_changes_table(changed))
     out().print(f"{len(changed)} of {len(results)} verdict(s) change: "
                   f"{old_policy.name} {old_policy.sha256[:12]} -> {new_policy.name} {new_policy.sha256[:12]}")
+    if not changed:
+        out().print(Text(_no_change_hint(old_policy, new_policy, len(results)), style="dim"))
 
 
 def _store_reports() -> list[StoredReport]:
@@ -232,7 +259,24 @@ def _changes_table(changed: list[Replay]) -> Table:
     return table
 
 
-@policy_app.command()
+def _no_change_hint(old: LoadedPolicy, new: LoadedPolicy, replayed: int) -> str:
+    """Why an empty diff is empty, and what would show a difference."""
+    if old.sha256 == new.sha256:
+        return f"no difference: {old.source} and {new.source} are the same policy (same sha256)"
+    if not replayed:
+        return ("no reports replayed, so only the policies' rules were compared (the `policy:` lines). Give "
+                "report JSON files or folders (hfvet scan PATH --format json > report.json), or --stored for "
+                "the newest report of every commit in the verdict store")
+    differs = "; the rule changes above decide none of them" if policy_changes(old, new) else ""
+    return (f"no difference: both policies give the same verdict on all {replayed} report(s){differs}. To see "
+            "where they part, replay more reports (--stored: every commit in the verdict store), or write fixture "
+            "cases that reach the changed rules (policies/tests/, run by hfvet policy test)")
+
+
+@policy_app.command(epilog=examples(
+    ("rewrite policies/README.md", "hfvet policy docs"),
+    ("fail (exit 1) when it is stale, as CI does", "hfvet policy docs --check"),
+))
 def docs(
     check_only: Annotated[
         bool, typer.Option("--check", help="Exit 1 if policies/README.md is stale.")

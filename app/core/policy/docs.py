@@ -154,15 +154,26 @@ this to every name a vendor goes by (see Vendor data below).
 _COMMANDS = """\
 ## Commands
 
+Every policy argument (`check`'s files, `explain --policy`, `diff`'s OLD and NEW) is read as
+`hfvet scan --policy` reads it: a YAML file, or the name of a shipped policy (`default`, `strict`:
+`<name>.yaml` in `HFVET_POLICIES_DIR`, else `./policies`); a name that names nothing lists the
+shipped ones and the closest. Output piped or redirected is not cut at 80 columns; each command's
+`--help` ends with examples.
+
 - `hfvet policy check [FILES...]`: validate policies (default: every `policies/*.yaml`);
-  errors are printed as `file:line: message`, exit 2. An `approve` rule that would approve a
-  third-party repo whatever it holds is printed as a `warning:` (exit code unchanged).
+  errors are printed as `file:line: message`, exit 2. A misspelt variable (`fidnings`) or field
+  (`repo.teir`, `f.severty`, `lists.trused`) in a `when` is such an error: it names the rule, the
+  field and the closest known name (every load refuses it: `scan`, `vet`, `serve`, `explain`).
+  An `approve` rule that would approve a third-party repo whatever it holds is printed as a
+  `warning:` (exit code unchanged).
 - `hfvet policy test [DIR]`: run the fixture cases (default `policies/tests`); exit 1 on a failure.
-- `hfvet policy explain REPORT.json [--policy FILE]`: the reasons recorded in a stored report,
-  or every rule's outcome when re-evaluated under FILE.
-- `hfvet policy diff OLD NEW [REPORTS...]`: replay stored report JSON files (or folders of them)
-  under both policies and list every verdict that changes, with the rules responsible.
-- `hfvet policy docs`: regenerate this file.
+- `hfvet policy explain REPORT.json [--policy POLICY]`: the reasons recorded in a stored report,
+  or every rule's outcome when re-evaluated under POLICY.
+- `hfvet policy diff OLD NEW [REPORTS...] [--stored]`: replay stored report JSON files (or folders
+  of them, or with `--stored` the newest report of every commit in the verdict store) under both
+  policies and list every verdict that changes, with the rules responsible. When none changes it
+  says why: the same policy, no reports given, or no report reaching the changed rules.
+- `hfvet policy docs [--check]`: regenerate this file (`--check`: exit 1 if it is stale).
 """
 
 _PLAIN: dict[Any, str] = {str: "string", int: "int", bool: "bool", Any: "any", date: "date (YYYY-MM-DD)"}

@@ -16,6 +16,7 @@ from app.core.policy.activation import VendorData, build_activation, top_level_n
 from app.core.policy.cel import Activation, CelEvalError, CelProgram, compile_cel, run_bool, undeclared_name
 from app.core.policy.errors import Issue, PolicyError
 from app.core.policy.facts import FileFact, FindingFact, PolicyFacts
+from app.core.policy.fields import unknown_fields
 from app.core.policy.schema import Policy, cross_check
 from app.core.policy.yamlmarks import line_of, load_yaml, validation_issues
 from app.core.verdict import PolicyRef
@@ -54,7 +55,7 @@ def policy_from_data(document: Any, source: str = "<policy>") -> LoadedPolicy:
         model = Policy.model_validate(document)
     except ValidationError as exc:
         raise PolicyError(validation_issues(exc, source, document)) from exc
-    problems = cross_check(model) + _unknown_names(model)
+    problems = cross_check(model) + _unknown_names(model) + _unknown_fields(model)
     if problems:
         issues = [Issue(source, line_of(document, loc), msg) for loc, msg in problems]
         raise PolicyError(sorted(issues, key=lambda i: i.line or 0))
@@ -97,6 +98,15 @@ def _unknown_names(model: Policy) -> list[tuple[tuple[str | int, ...], str]]:
                     problems.append((("rules", i, "when"), f"unknown variable or function {name!r}"))
                     break
     return problems
+
+
+def _unknown_fields(model: Policy) -> list[tuple[tuple[str | int, ...], str]]:
+    """Read the parse trees for misspelt fields (`repo.teir`), which the probes cannot name: a missing key
+    is no error in a branch they do not take, and `has()` of one is just false."""
+    list_names = tuple(sorted(model.lists))
+    return [(("rules", i, "when"), f"rule {rule.id!r}: {field.message()}")
+            for i, rule in enumerate(model.rules)
+            for field in unknown_fields(rule.when, list_names)]
 
 
 def _probe_activations(model: Policy) -> list[Activation]:

@@ -199,3 +199,105 @@ def test_explain_names_the_floor_rule_that_overrode_the_policy(tmp_path: Path) -
 def test_committed_readme_is_generated() -> None:
     committed = (POLICIES / "README.md").read_text(encoding="utf-8")
     assert committed == render_policy_docs(), "policies/README.md is stale: run `hfvet policy docs`"
+
+
+# ---- issue 27: names as scan takes them, misspelt fields, empty diffs, piped width, examples -----------------
+
+
+@pytest.fixture
+def shipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HFVET_POLICIES_DIR", str(POLICIES))
+
+
+@pytest.mark.usefixtures("shipped")
+def test_every_policy_command_takes_a_shipped_name_as_scan_does(reports: Path) -> None:
+    by_name = run("diff", "default", "strict", reports)
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.output == run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", reports).output
+    explained = run("explain", reports / "vendor-pickle.json", "--policy", "strict")
+    assert explained.exit_code == 0, explained.output
+    assert "verdict: reject  under strict" in explained.output
+    checked = run("check", "strict")
+    assert checked.exit_code == 0, checked.output
+    assert f"ok  {POLICIES / 'strict.yaml'}  strict" in checked.output
+
+
+@pytest.mark.usefixtures("shipped")
+@pytest.mark.parametrize("args", [("diff", "default", "strcit"), ("explain", "{report}", "--policy", "strcit"),
+                                  ("check", "strcit")])
+def test_a_misspelt_policy_name_gets_the_shipped_names_and_a_suggestion(reports: Path, args: tuple[str, ...]) -> None:
+    result = run(*(a.format(report=reports / "vendor-pickle.json") for a in args))
+    assert result.exit_code == 2, result.output
+    assert "no shipped policy of that name" in result.output and "did you mean 'strict'?" in result.output
+
+
+@pytest.mark.usefixtures("shipped")
+def test_interim_is_refused_as_a_policy_argument_with_a_reason(reports: Path) -> None:
+    result = run("diff", "interim", "default", reports)
+    assert result.exit_code == 2
+    assert "interim is the severity-only verdict, not a policy" in result.output
+
+
+MISSPELT = MINIMAL.replace('f.severity == "critical"', 'f.severty == "critical"').replace(
+    'repo.tier == "vendor-official"', 'repo.teir == "vendor-official"')
+
+
+def test_check_refuses_misspelt_fields_naming_file_rule_field_and_suggestion(tmp_path: Path) -> None:
+    bad = write(tmp_path, MISSPELT)
+    result = run("check", bad)
+    assert result.exit_code == 2, result.output  # a bad policy, as for any other error
+    assert "ok  " not in result.output
+    assert f"{bad}:8: rule 'critical': unknown field 'severty' of f (did you mean 'severity'?)" in result.output
+    assert f"{bad}:12: rule 'vendor-clean': unknown field 'teir' of repo (did you mean 'tier'?)" in result.output
+
+
+def test_explain_refuses_the_same_misspelt_fields_as_check(tmp_path: Path, reports: Path) -> None:
+    bad = write(tmp_path, MISSPELT)
+    result = run("explain", reports / "vendor-pickle.json", "--policy", bad)
+    assert result.exit_code == 2
+    assert "unknown field 'severty' of f (did you mean 'severity'?)" in result.output
+
+
+def test_an_empty_diff_of_one_policy_says_they_are_the_same(reports: Path) -> None:
+    result = run("diff", POLICIES / "default.yaml", POLICIES / "default.yaml", reports)
+    assert result.exit_code == 0
+    assert "0 of 3 verdict(s) change" in result.output
+    assert "are the same policy (same sha256)" in result.output
+
+
+def test_an_empty_diff_without_reports_says_what_to_give(tmp_path: Path) -> None:
+    result = run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml")
+    assert "0 of 0 verdict(s) change" in result.output
+    assert "no reports replayed" in result.output and "--stored" in result.output
+
+
+def test_an_empty_diff_over_reports_says_no_difference_and_what_to_try(reports: Path) -> None:
+    result = run("diff", POLICIES / "default.yaml", POLICIES / "strict.yaml", reports / "vendor-safetensors.json")
+    assert "0 of 1 verdict(s) change" in result.output
+    assert "no difference: both policies give the same verdict on all 1 report(s)" in result.output
+    assert "the rule changes above decide none of them" in result.output
+    assert "--stored" in result.output and "hfvet policy test" in result.output
+
+
+def test_piped_diff_and_explain_keep_long_names_whole(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # CliRunner's stdout is not a terminal: a pipe
+    repo = "nvidia/DeepSeek-V4-Flash-NVFP4-" + "x" * 40
+    stored = tmp_path / f"{'a-long-report-name-' * 4}.json"
+    stored.write_text(json.dumps(report(repo, [], [{"path": "pytorch_model.bin", "format": "pytorch-zip"}])))
+    diff = runner.invoke(policy_app, ["diff", str(POLICIES / "default.yaml"), str(POLICIES / "strict.yaml"),
+                                      str(stored)])
+    assert diff.exit_code == 0, diff.output
+    assert stored.name in diff.output and f"{repo}@{REV[:12]}" in diff.output, diff.output
+    explained = runner.invoke(policy_app, ["explain", str(stored), "--policy", str(POLICIES / "strict.yaml")])
+    assert explained.exit_code == 0, explained.output
+    assert f"{repo}@{REV[:12]}" in explained.output
+    assert "A file loads through pickle (pickle, torch legacy or PyTorch zip); use safetensors." in explained.output
+
+
+@pytest.mark.parametrize("command", ["check", "test", "explain", "diff", "docs"])
+def test_every_policy_command_shows_examples_in_its_help(command: str) -> None:
+    result = run(command, "--help")
+    assert result.exit_code == 0
+    examples = result.output[result.output.index("Examples:"):].splitlines()
+    assert any(line.strip().startswith(f"hfvet policy {command}") for line in examples)  # a line to copy
+    assert any(line.strip().startswith("# ") for line in examples)  # each says what it does

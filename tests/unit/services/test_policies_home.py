@@ -18,3 +18,10 @@ def test_no_use_case_re_exports_a_name_it_imports() -> None:
 def test_the_interim_choice_is_written_only_in_services_policies() -> None:
     writers = {str(p.relative_to(APP)) for p in APP.rglob("*.py") if '"interim"' in p.read_text(encoding="utf-8")}
     assert writers == {"services/policies.py"}
+
+
+def test_a_policy_argument_is_resolved_only_in_services_policies() -> None:
+    """`scan --policy strict` and `policy diff default strict` read a name the same way: load_named."""
+    callers = {str(p.relative_to(APP)) for p in APP.rglob("*.py")
+               if ".resolve_policy(" in p.read_text(encoding="utf-8")}
+    assert callers == {"services/policies.py"}
