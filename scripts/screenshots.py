@@ -65,12 +65,33 @@ def diff(page: Page, world: World) -> float:
     return 0
 
 
+def vets(page: Page, world: World) -> float:
+    page.goto(f"{world.url}/ui/vets")
+    return 0
+
+
+def job(page: Page, world: World) -> float:
+    """The job page of the rejected quant's vet, finished: its verdict badge and links."""
+    page.goto(f"{world.url}/ui/vets")
+    page.locator(f'[data-testid="job-row"][data-repo="{REJECTED}"]').get_by_role("link").first.click()
+    page.get_by_test_id("job-verdict").wait_for()
+    return 0
+
+
+def policy(page: Page, world: World) -> float:
+    page.goto(f"{world.url}/ui/policy")
+    return 0
+
+
 SHOTS: dict[str, Callable[[Page, World], float]] = {
     "home": home,
     "repo": repo,
     "findings": findings,
     "reviews": reviews,
     "diff": diff,
+    "vets": vets,
+    "job": job,
+    "policy": policy,
 }
 
 

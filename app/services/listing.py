@@ -32,6 +32,7 @@ Tier = Literal["vendor-official", "trusted", "third-party"]
 Verdict = Literal["approve", "review", "reject"]
 _REPO_ID = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")  # the hub's repo id characters
 _BATCH = 200  # repos read per query while a verdict filter skips non-matching ones
+MAX_LIMIT = 200  # repos one page lists at most (GET /repos and the dashboard's home page)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from app.core.gate import Outcome
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
 from app.core.review import Review
-from app.db import audit
+from app.db import activity, audit
 from app.db.audit import AuditEntry
 from app.db.repository import StoredReport, newest_reports, reports_for
 from app.db.reviews import effective_reviews, reviewed_repos
@@ -28,6 +28,7 @@ class Queued:
     outcome: Outcome  # as the gate sees it now (not approved)
     tier: str
     review: Review | None  # a stale approval, if one was given under another policy verdict
+    previous: str | None = None  # the repo's commit vetted before this one (what a diff compares it with)
 
 
 def review_queue(store: Store, policy: LoadedPolicy) -> list[Queued]:
@@ -37,6 +38,7 @@ def review_queue(store: Store, policy: LoadedPolicy) -> list[Queued]:
         candidates = [r for r in newest_reports(session, review_under=policy.sha256) if not is_local_scan(r)]
         repos = reviewed_repos(session, sorted({r.repo_id for r in candidates}))
         reviews = {repo: effective_reviews(session, repo, reports_for(session, repo)) for repo in repos}
+        order = activity.commit_order(session, sorted({r.repo_id for r in candidates}))
     queued = []
     judge = store_only_judge(store, policy)
     for report in candidates:
@@ -44,8 +46,14 @@ def review_queue(store: Store, policy: LoadedPolicy) -> list[Queued]:
         effective = outcome(report, policy, review, judge.of((report.repo_id, report.sha)))
         if effective.verdict == "review" and not effective.approved and not _rejected(review):
             queued.append(Queued(report, effective, tier_of(report.repo_id.partition("/")[0], policy.model.tiers),
-                                 review))
+                                 review, _before(order.get(report.repo_id, []), report.sha)))
     return sorted(queued, key=lambda q: (q.report.decided_at, q.report.id))
+
+
+def _before(commits: list[str], sha: str) -> str | None:
+    """The commit after ``sha`` in a newest-first list: the one vetted before it."""
+    at = commits.index(sha) if sha in commits else len(commits)
+    return commits[at + 1] if at + 1 < len(commits) else None
 
 
 def _rejected(review: Review | None) -> bool:

@@ -49,8 +49,14 @@ __all__ = [
     "HubStalled",
     "HubTimeout",
     "HubUnreachable",
+    "endpoint_of",
     "resolve_revision",
 ]
+
+
+def endpoint_of(configured: str | None) -> str:
+    """The hub's base URL: the configured one (``HF_ENDPOINT``), else huggingface_hub's own default."""
+    return (configured or constants.ENDPOINT).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ class HubClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> HubClient:
         return cls(
-            (endpoint or constants.ENDPOINT).rstrip("/"),
+            endpoint_of(endpoint),
             get_token_to_send(token) or False,
             limits or HubLimits(),
             RetryPolicy(retries, backoff, max_wait, sleep),

@@ -1,11 +1,24 @@
-"""Template filters: how shas, times, sizes and severities read on a page."""
+"""Template filters: how shas, times, sizes, severities, hub links and unusual characters read on a page."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from markupsafe import Markup, escape
+
+from app.core.findings import Severity
+from app.services.hub_links import hub_tree_url
+from app.settings import Settings
+
+SEVERITIES = tuple(s.value for s in sorted(Severity, reverse=True))  # the worst first
+# FULLWIDTH forms of ASCII (U+FF01-U+FF5E), e.g. DeepSeek's `<\uff5cUser\uff5c>`: most Latin fonts have no glyph.
+_FULLWIDTH = re.compile("[\uff01-\uff5e]")
+_WIDE = Markup('<abbr class="wide" title="U+{code} {name}">{twin}</abbr>')  # format() escapes each value
 
 def short(sha: str | None) -> str:
     return (sha or "")[:12]
@@ -25,6 +38,30 @@ def size(n: int | None) -> str:
         value /= 1024
     return f"{n} B"  # not reached
 
+
+def severity_counts(findings: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """How many findings of each severity, the worst first, every level listed (zero included)."""
+    found = Counter(str(f.get("severity")) for f in findings)
+    return [(level, found.get(level, 0)) for level in SEVERITIES]
+
+
+def readable(text: object) -> Markup:
+    """``text``, escaped, with each fullwidth ASCII form shown as its ASCII twin, marked and named (hover:
+    U+FF5C FULLWIDTH VERTICAL LINE). Fonts without those glyphs drew boxes (tofu); showing a plain ``|``
+    unmarked would hide that a chat template's token is not ASCII."""
+    value = "" if text is None else str(text)
+    parts, start = [], 0
+    for match in _FULLWIDTH.finditer(value):
+        char = match.group(0)
+        parts += [escape(value[start:match.start()]),
+                  _WIDE.format(code=f"{ord(char):04X}", name=unicodedata.name(char, ""), twin=chr(ord(char) - 0xFEE0))]
+        start = match.end()
+    return Markup("").join([*parts, escape(value[start:])])
+
+
+def hub_tree(repo: str, sha: str | None, settings: Settings) -> str:
+    """The repo's tree on the configured hub (app.services.hub_links)."""
+    return hub_tree_url(settings, repo, sha)
 
 
 
@@ -63,4 +100,7 @@ def _common_suffix(a: str, b: str) -> int:
     return n
 
 
-FILTERS: dict[str, Callable[..., Any]] = {"short": short, "when": when, "size": size, "diff_rows": diff_rows}
+FILTERS: dict[str, Callable[..., Any]] = {
+    "short": short, "when": when, "size": size, "diff_rows": diff_rows, "severity_counts": severity_counts,
+    "readable": readable, "hub_tree": hub_tree,
+}

@@ -15,6 +15,7 @@ from app.api.schemas import CommitOut, EffectiveOut, RepoDetailOut, RepoItemOut,
 from app.core.gate import Outcome
 from app.core.ids import ORG_PATTERN
 from app.services.listing import (
+    MAX_LIMIT,
     Decision,
     Listed,
     RepoQuery,
@@ -27,7 +28,6 @@ from app.services.listing import (
 )
 
 router = APIRouter(tags=["repos"])
-MAX_LIMIT = 200
 _PART = "letters, digits, `_`, `.`, `-`; 1-96, starting and ending with a letter, digit or `_`"
 Org = Annotated[str, Path(description=f"The org (or user): {_PART}.",
                           json_schema_extra=validation.documented(ORG_PATTERN))]

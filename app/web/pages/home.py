@@ -8,15 +8,25 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
+from app.services.activity import counts
 from app.services.gating import pins
-from app.services.listing import Listed, RepoQuery, Tier, Verdict, decode_cursor, encode_cursor, list_repos
+from app.services.listing import (
+    MAX_LIMIT,
+    Listed,
+    RepoQuery,
+    Tier,
+    Verdict,
+    decode_cursor,
+    encode_cursor,
+    list_repos,
+)
 from app.web import inputs
 from app.web.page import Page, PageError, PageRoute, page
 
 router = APIRouter(route_class=PageRoute)
 TIERS: tuple[Tier, ...] = ("vendor-official", "trusted", "third-party")
 VERDICTS = ("deployable", "approve", "review", "reject", "any")  # deployable: the gate approves it now
-LIMITS = (25, 50, 100, 200)
+LIMITS = (25, 50, 100, 200)  # the form's choices; a link may ask for any page size from 1 to MAX_LIMIT
 _TIER: dict[str, Tier] = {t: t for t in TIERS}
 _VERDICT: dict[str, Verdict] = {"approve": "approve", "review": "review", "reject": "reject"}
 
@@ -32,8 +42,9 @@ def home(current: Annotated[Page, Depends(page)], org: str = "", tier: str = "",
         next_url = "/ui/?" + urlencode({**{k: v for k, v in filters.items() if v}, "after": encode_cursor(
             result.next_after)})
     rows = [_row(item) for item in result.items]
-    return current.render("home.html", rows=rows, filters=filters, tiers=TIERS, verdicts=VERDICTS, limits=LIMITS,
-                          next_url=next_url, first_page=bool(after))
+    limits = sorted({*LIMITS, limit})  # the form keeps a size a link asked for
+    return current.render("home.html", rows=rows, filters=filters, tiers=TIERS, verdicts=VERDICTS, limits=limits,
+                          next_url=next_url, first_page=bool(after), counts=counts(current.app.store))
 
 
 def _query(org: str, tier: str, verdict: str, q: str, after: str, limit: int) -> RepoQuery:
@@ -41,8 +52,8 @@ def _query(org: str, tier: str, verdict: str, q: str, after: str, limit: int) ->
         raise PageError(422, "Bad filter", f"tier must be one of {', '.join(TIERS)}")
     if verdict not in VERDICTS:
         raise PageError(422, "Bad filter", f"verdict must be one of {', '.join(VERDICTS)}")
-    if limit not in LIMITS:
-        limit = 50
+    if not 1 <= limit <= MAX_LIMIT:
+        raise PageError(422, "Bad page size", f"limit must be from 1 to {MAX_LIMIT} repos a page; {limit} is not.")
     try:
         start = decode_cursor(after) if after else None
     except ValueError as exc:

@@ -10,12 +10,13 @@ from starlette.responses import Response
 
 from app.render import RENDERERS
 from app.services.listing import RepoHistory, repo_history
+from app.services.outcomes import is_local_scan
 from app.services.review_queue import repo_audit
 from app.web import inputs
+from app.web.formatting import SEVERITIES, severity_counts
 from app.web.page import Page, PageError, PageRoute, page
 
 router = APIRouter(route_class=PageRoute)
-SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 DOWNLOADS = {"json": ("json", "application/json"), "sarif": ("sarif", "application/sarif+json")}
 
 
@@ -29,7 +30,10 @@ def history_of(current: Page, org: str, name: str) -> RepoHistory:
 
 
 @router.get("/ui/repos/{org}/{name}", name="repo")
-def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revision: str = "") -> Response:
+def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revision: str = "",
+              severity: str = "") -> Response:
+    if severity and severity not in SEVERITIES:
+        raise PageError(422, "Bad filter", f"severity must be one of {', '.join(SEVERITIES)}.")
     history = history_of(current, org, name)
     sha = inputs.commit(revision) if revision else history.commits[0][0]
     chosen = next((decisions for commit, decisions in history.commits if commit == sha), None)
@@ -37,11 +41,15 @@ def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revi
         raise PageError(404, "Revision not vetted", f"{history.repo.repo_id}@{sha} has not been vetted.")
     decision = chosen[0]
     document = decision.report.document
+    findings = document.get("findings") or []
+    shown = [f for f in findings if not severity or f.get("severity") == severity]
     return current.render(
         "repo.html", history=history, sha=sha, decision=decision, revisions=_revision_rows(history),
         files=document.get("files") or [], stats=document.get("stats") or {},
-        findings=_by_file(document.get("findings") or []), audit=repo_audit(current.app.store, history.repo.repo_id),
-        reports=chosen,
+        findings=_by_file(shown), audit=repo_audit(current.app.store, history.repo.repo_id),
+        reports=chosen, only=severity, severities=severity_counts(findings), total=len(findings),
+        shown=len(shown),
+        on_hub=not is_local_scan(decision.report),
     )
 
 
@@ -80,7 +88,7 @@ def _revision_rows(history: RepoHistory) -> list[dict[str, Any]]:
 
 def _by_file(findings: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
     """Findings grouped by file, the worst file first, and within a file the worst finding first."""
-    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for f in findings:
         grouped[str(f.get("path"))].append(f)

@@ -12,29 +12,19 @@ document.addEventListener("click", (event) => {
   });
 });
 
-// The job page: ask for the job's state every 1.5 s until it is finished, then show the verdict.
+// The job page: ask for the job's state every 1.5 s; once it is finished, load the page again, so the
+// server shows the verdict, its badge and links exactly as a visitor without JavaScript sees them.
 const job = document.querySelector("[data-testid=job-status][data-poll]");
 if (job && job.dataset.poll) {
   const poll = () => fetch(job.dataset.poll, { credentials: "same-origin" })
     .then((response) => response.json())
     .then((state) => {
+      if (state.finished) { window.location.reload(); return; }
       job.dataset.status = state.status;
-      job.querySelector(".status").textContent = state.status;
-      if (!state.finished) { setTimeout(poll, 1500); return; }
-      if (state.error) {
-        const p = document.createElement("p");
-        p.className = "problem";
-        p.textContent = state.error;
-        job.appendChild(p);
-      }
-      if (state.verdict) {
-        const result = job.querySelector(".result");
-        result.textContent = `Verdict: ${state.approved ? "approved" : state.verdict} — `;
-        const link = document.createElement("a");
-        link.href = state.repo_url;
-        link.textContent = "see the report";
-        result.appendChild(link);
-      }
+      const badge = job.querySelector(".status");
+      badge.textContent = state.status;
+      badge.className = `badge status ${state.status}`;
+      setTimeout(poll, 1500);
     })
     .catch(() => setTimeout(poll, 5000));
   setTimeout(poll, 1500);

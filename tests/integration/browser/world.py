@@ -46,6 +46,7 @@ class World:
     store_url: str
     tokens: dict[str, str]  # role -> secret
     shas: dict[str, str]  # demo repo id, "mirror-v1", "mirror-v2" -> the vetted commit
+    hub_url: str  # the fixture hub the server reads (its HF_ENDPOINT)
 
 
 def build_hub(root: Path) -> None:
@@ -94,7 +95,7 @@ def live_world(workdir: Path) -> Iterator[World]:
     with FixtureHub(root) as hub, live_server(server_env(hub.url, store_url, workdir), workdir / "serve.log") as url:
         with httpx.Client(base_url=url) as client:
             shas = {key: vet(client, tokens["vetter"], repo, revision) for key, repo, revision in VETS}
-        yield World(url, store_url, tokens, shas)
+        yield World(url, store_url, tokens, shas, hub.url)
 
 
 @contextmanager

@@ -1,8 +1,11 @@
-"""How a diff's lines are marked for the page."""
+"""How a diff's lines, fullwidth characters, severities and hub links read on a page."""
 
 from __future__ import annotations
 
-from app.web.formatting import diff_rows, size
+from huggingface_hub import constants
+
+from app.settings import Settings
+from app.web.formatting import diff_rows, hub_tree, readable, severity_counts, size
 
 
 def test_a_changed_line_pair_marks_only_what_differs() -> None:
@@ -21,3 +24,25 @@ def test_lines_added_alone_are_not_marked_inside() -> None:
 
 def test_sizes_read_as_binary_units() -> None:
     assert (size(512), size(2048), size(5 << 30), size(None)) == ("512 B", "2.0 KiB", "5.0 GiB", "")
+
+
+def test_fullwidth_forms_read_as_marked_ascii_and_everything_else_is_escaped() -> None:
+    html = str(readable("<\uff5cUser\uff5c> & \u2581 \uff1c"))
+    bar = '<abbr class="wide" title="U+FF5C FULLWIDTH VERTICAL LINE">|</abbr>'
+    assert html == f"&lt;{bar}User{bar}&gt; &amp; \u2581 " \
+                   '<abbr class="wide" title="U+FF1C FULLWIDTH LESS-THAN SIGN">&lt;</abbr>'
+    assert str(readable(None)) == "" and str(readable("<b>")) == "&lt;b&gt;"
+
+
+def test_severity_counts_list_every_level_the_worst_first() -> None:
+    counts = severity_counts([{"severity": "high"}, {"severity": "info"}, {"severity": "high"}])
+    assert counts == [("critical", 0), ("high", 2), ("medium", 0), ("low", 0), ("info", 1)]
+
+
+def test_hub_links_use_the_configured_endpoint_else_huggingface_hubs_default() -> None:
+    sha = "9f" * 20
+    mirror = Settings(HF_ENDPOINT="https://mirror.example.test/")
+    assert hub_tree("org/name", sha, mirror) == f"https://mirror.example.test/org/name/tree/{sha}"
+    assert hub_tree("org/name", None, mirror) == "https://mirror.example.test/org/name"
+    default = Settings().model_copy(update={"hf_endpoint": None})
+    assert hub_tree("org/name", sha, default) == f"{constants.ENDPOINT.rstrip('/')}/org/name/tree/{sha}"
