@@ -42,8 +42,7 @@ class VetLine:
 
 
 def store_counts(session: Session) -> StoreCounts:
-    newest = select(func.max(ReportRow.id).label("id")).join(RevisionRow, ReportRow.revision_pk == RevisionRow.id) \
-        .group_by(RevisionRow.repo_pk).subquery()
+    newest = reports_of(func.max(ReportRow.id).label("id"), with_repo=False).group_by(RevisionRow.repo_pk).subquery()
     verdicts = session.execute(
         select(ReportRow.verdict, func.count()).join(newest, ReportRow.id == newest.c.id).group_by(ReportRow.verdict)
     ).all()
