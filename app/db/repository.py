@@ -25,8 +25,8 @@ from app.db.version import ids_in_commit_order
 
 
 @dataclass(frozen=True)
-class StoredReport:
-    """A stored report read whole: its columns and its §6.2 document (``load`` gives the Report)."""
+class ReportColumns:
+    """The columns every read of a stored report has, whole or lean."""
 
     id: int
     repo_id: str
@@ -35,6 +35,12 @@ class StoredReport:
     policy_name: str
     policy_sha256: str | None
     decided_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredReport(ReportColumns):
+    """A stored report read whole: its columns and its §6.2 document (``load`` gives the Report)."""
+
     document: dict[str, Any]
     requested_revision: str | None = None
     requested_by: str = ""
@@ -66,20 +72,13 @@ class StoredReport:
 
 
 @dataclass(frozen=True)
-class LeanReport:
+class LeanReport(ReportColumns):
     """A stored report read lean: only what the gate's outcome reads when it is not re-decided.
 
     Read only for a report recorded under the policy asked about and naming no other repo (lean_report),
     so it has no document: a consumer that needs the findings must read the report whole.
     """
 
-    id: int
-    repo_id: str
-    sha: str
-    verdict: str
-    policy_name: str
-    policy_sha256: str | None
-    decided_at: datetime
     reasons: tuple[str, ...]  # as StoredReport.reasons
     endpoint: str | None  # as StoredReport.endpoint
     requested_revision: str | None = None
