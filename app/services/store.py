@@ -16,6 +16,10 @@ class StoreError(HfvetError):
     """The store cannot be opened or is not migrated."""
 
 
+# What to change, said after every reason the store cannot be opened: the setting that names it.
+_WHICH = "(the store is HFVET_DATABASE_URL; unset, a SQLite file under $XDG_DATA_HOME/hfvet)"
+
+
 def open_store(settings: Settings) -> Store:
     url = settings.store_url()
     try:
@@ -25,7 +29,7 @@ def open_store(settings: Settings) -> Store:
         if not inspect(store.engine).has_table("reports"):
             raise StoreError(f"the store at {mask_url(url)} has no schema: run `hfvet db upgrade`")
     except SQLAlchemyError as exc:  # a driver's message may quote the URL or the password: scrubbed
-        raise StoreError(f"cannot open the store at {mask_url(url)}: "
+        raise StoreError(f"cannot open the store at {mask_url(url)} {_WHICH}: "
                          f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
     return store
 
@@ -35,7 +39,7 @@ def migrate(url: str) -> None:
     try:
         upgrade(url)
     except Exception as exc:  # noqa: BLE001 (re-raised scrubbed and unchained: a driver's message may quote the password)
-        raise StoreError(f"cannot migrate the store at {mask_url(url)}: "
+        raise StoreError(f"cannot migrate the store at {mask_url(url)} {_WHICH}: "
                          f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
 
 

@@ -32,6 +32,7 @@ def test_a_store_that_cannot_be_opened_is_named_without_its_credentials(url: str
     shown = result.stdout + result.stderr
     assert result.exit_code == 2, shown
     assert "127.0.0.1:1" in shown  # the store is still named, so the user knows which one
+    assert "HFVET_DATABASE_URL" in " ".join(shown.split()), shown  # and the setting that changes it
     assert "sEcReT" not in shown and "%40-4" not in shown, shown
 
 
