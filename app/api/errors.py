@@ -13,6 +13,7 @@ from starlette.routing import Match, Mount
 
 from app.core.ports import SourceError
 from app.errors import HfvetError
+from app.services.commits import AmbiguousCommit
 from app.sources.hub_errors import (
     HubAccessDenied,
     HubProtocolError,
@@ -59,6 +60,10 @@ def install(app: FastAPI) -> None:
         code, status = next(((c, s) for kind, (c, s) in _HUB_CODES.items() if isinstance(exc, kind)),
                             ("hub-error", 502))
         return JSONResponse(error_body(code, str(exc)), status_code=status)
+
+    @app.exception_handler(AmbiguousCommit)
+    async def _ambiguous(_: Request, exc: AmbiguousCommit) -> JSONResponse:
+        return JSONResponse(error_body("ambiguous-revision", str(exc), candidates=exc.candidates), status_code=422)
 
     @app.exception_handler(HfvetError)
     async def _hfvet(_: Request, exc: HfvetError) -> JSONResponse:

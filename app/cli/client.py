@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.ids import is_commit
+from app.core.ids import is_commit, is_short_sha
 from app.errors import HfvetError
 from app.redact import mask_url
 
@@ -92,6 +92,10 @@ def _check_answers(reply: Reply, repo: str, revision: str | None) -> None:
         raise ServerError(f"the server approved {str(body.get('repo'))[:100]!r}, not {repo!r}")
     if revision is not None and is_commit(revision) and body.get("revision") != revision:
         raise ServerError(f"the server approved {str(body.get('revision'))[:100]!r}, not the commit {revision}")
+    requested = body.get("requested")  # a short commit id comes back as the full sha it named
+    if revision is not None and is_short_sha(revision) and is_commit(requested) and (
+            not str(requested).startswith(revision) or body.get("revision") != requested):
+        raise ServerError(f"the server approved {str(body.get('revision'))[:100]!r}, not a commit starting {revision}")
 
 
 def _explain(server: str, reply: Reply) -> str:

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from app.cli import exit_codes
+from app.cli import exit_codes, ids
 from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.gate_args import OPTIONS, remote
 from app.cli.progress import download_progress, human_bytes
@@ -30,7 +30,8 @@ def download_cmd(
     ],
     revision: Annotated[
         str | None,
-        typer.Option("--revision", "-r", help="Commit sha, branch or tag (default: the newest approved commit)."),
+        typer.Option("--revision", "-r", help="Commit sha (full, or the first 7+ hex of a vetted one), branch or tag "
+                     "(default: the newest approved commit)."),
     ] = None,
     server: Annotated[
         str | None,
@@ -56,6 +57,7 @@ def download_cmd(
 
     The gate's codes: 1 rejected or waiting for review, 4 not vetted, 5 the branch moved; 2 error.
     """
+    repo, revision = ids.repo_id(repo), ids.revision(revision)  # before the store, the hub or a server is asked
     settings = Settings()  # checked before the gate is asked: a bad HF_ENDPOINT stops here, not after it
     where = remote(server, token)  # as `gate` reads them (app/cli/gate_args.py)
     if where.server and (lines := bad_url_lines({"--server": where.server})):  # HFVET_SERVER passed Settings'

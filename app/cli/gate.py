@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from app.cli import exit_codes
+from app.cli import exit_codes, ids
 from app.cli.gate_answer import exit_for, print_answer, refusal_lines
 from app.cli.gate_args import FORMATS, OPTIONS, remote
 
@@ -27,7 +27,8 @@ def gate_cmd(
     revision: Annotated[
         str | None,
         typer.Option(*OPTIONS["revision"],
-                     help="Commit sha, branch or tag (default: the newest approved commit)."),
+                     help="Commit sha (full, or the first 7+ hex of a vetted one), branch or tag "
+                          "(default: the newest approved commit)."),
     ] = None,
     fmt: Annotated[str, typer.Option(*OPTIONS["fmt"], help="text (the sha alone) or json.")] = "text",
     server: Annotated[
@@ -45,6 +46,7 @@ def gate_cmd(
     """
     if fmt not in FORMATS:
         exit_codes.fail(f"--format must be text or json, not {fmt!r}")
+    repo, revision = ids.repo_id(repo), ids.revision(revision)  # before any store, hub or server is asked
     where = remote(server, token)  # HFVET_SERVER / HFVET_TOKEN read as the fast twin reads them
     if where.server and (lines := where.bad_settings()):
         exit_codes.fail(*lines)  # the local path's Settings() checks its own
@@ -68,6 +70,7 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
     from app.settings import Settings
 
     settings = Settings()  # first: a bad setting refuses before the store and the policy engine load
+    from app.services.commits import expand_commit
     from app.services.gating import gate
     from app.services.policies import active_policy
     from app.services.references import Bounds
@@ -76,10 +79,13 @@ def local_gate(repo: str, revision: str | None) -> GateResult:
 
     policy = active_policy(settings)
     store = open_store(settings)
+
+    def resolve(r: str, rev: str) -> str:
+        return resolve_revision(r, rev, HubClient.from_settings(settings))
+
     try:
-        return gate(repo, revision, store=store, policy=policy,
-                    resolve=lambda r, rev: resolve_revision(r, rev, HubClient.from_settings(settings)),
-                    bounds=Bounds(settings.gate_hub_budget))
+        return gate(repo, expand_commit(store, repo, revision, resolve), store=store, policy=policy,
+                    resolve=resolve, bounds=Bounds(settings.gate_hub_budget))
     finally:
         store.close()
 

@@ -51,9 +51,22 @@ def parse(argv: list[str]) -> GateArgs | None:
     fmt = values.get("fmt", "text")
     if len(positional) != 1 or not where.server or fmt not in FORMATS:
         return None
-    if where.bad_settings():
+    if where.bad_settings() or not _well_formed(positional[0], values.get("revision")):
         return None  # the full CLI names them and exits 2
     return GateArgs(positional[0], values.get("revision"), fmt, where.server, where.token)
+
+
+def _well_formed(repo: str, revision: str | None) -> bool:
+    """Whether app.core.ids accepts the repo and revision (the full CLI refuses them as the API does)."""
+    from app.core.ids import parse_repo_id, parse_revision  # pure stdlib regexes
+
+    try:
+        parse_repo_id(repo)
+        if revision is not None:
+            parse_revision(revision)
+    except ValueError:
+        return False
+    return True
 
 
 def run(args: GateArgs) -> int:

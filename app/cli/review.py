@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from app.cli import exit_codes
+from app.cli import exit_codes, ids
 from app.errors import HfvetError
 from app.setting_checks import bad_url_lines
 from app.settings import Settings, reveal
@@ -22,7 +22,8 @@ _REFUSED = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "already-approved": exit_c
 
 def review_cmd(
     repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
-    revision: Annotated[str, typer.Option("--revision", "-r", help="The vetted 40-hex commit.")],
+    revision: Annotated[str, typer.Option("--revision", "-r",
+                                          help="The vetted commit: its sha, or the first 7+ hex of it.")],
     reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the audit log).")],
     approve: Annotated[bool, typer.Option("--approve", help="Approve the commit's current verdict.")] = False,
     reject: Annotated[bool, typer.Option("--reject", help="Reject the commit.")] = False,
@@ -40,6 +41,7 @@ def review_cmd(
     """
     if approve == reject:
         exit_codes.fail("say --approve or --reject (one of them)")
+    repo, revision = ids.repo_id(repo), ids.revision(revision)  # a commit, short or full: the service decides
     decision = "approve" if approve else "reject"
     settings = Settings()
     if server and (lines := bad_url_lines({"--server": server})):  # HFVET_SERVER passed Settings' check
@@ -64,8 +66,8 @@ def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
         exit_codes.fail(f"cannot reach the hfvet server at {redacted(url)}: {exc}")
     doc = _json(response)
     if response.status_code == 201:
-        _recorded(doc["decision"], body["repo"], body["revision"], f"{doc['reviewer']} ({doc['role']})",
-                  doc["approved"])
+        _recorded(doc["decision"], body["repo"], str(doc.get("revision") or body["revision"]),
+                  f"{doc['reviewer']} ({doc['role']})", doc["approved"])
         return
     error = doc.get("error") or {}
     _refused(str(error.get("code") or f"http-{response.status_code}"),
@@ -89,7 +91,7 @@ def _local(settings: Settings, repo: str, revision: str, decision: str, reason: 
     finally:
         store.close()
     review = result.review
-    _recorded(review.decision, repo, revision, f"{review.reviewer} ({review.role})", result.outcome.approved)
+    _recorded(review.decision, repo, result.sha, f"{review.reviewer} ({review.role})", result.outcome.approved)
 
 
 def _recorded(decision: str, repo: str, revision: str, by: str, approved: bool) -> None:

@@ -33,6 +33,9 @@ def serve(
     """Serve the HTTP API (POST /vet, GET /gate, POST /webhooks/huggingface, ...) and the dashboard at /ui/,
     and run vets.
 
+    The hub is HF_ENDPOINT (default https://huggingface.co; a mirror or the fixture hub of `hfvet hub serve`),
+    with HF_TOKEN; every hub error names the hub it asked. Offline, set HF_ENDPOINT to a hub you can reach.
+
     Vets run in child processes at a lower CPU priority (HFVET_JOB_ISOLATION, HFVET_JOB_NICE), or, with
     HFVET_QUEUE=procrastinate, in `hfvet worker`s.
 

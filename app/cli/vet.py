@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from pydantic import SecretStr
 
-from app.cli import exit_codes
+from app.cli import exit_codes, ids
 from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
 from app.cli.progress import vet_progress
 from app.core.ids import is_commit
@@ -47,6 +47,7 @@ def scan(
     With --repo and a known commit the report is stored, for the record and `policy diff --stored`;
     the gate never approves from a local scan (only `hfvet vet` reads the hub's own bytes).
     """
+    repo = None if repo is None else ids.repo_id(repo)
     revision = revision or snapshot_commit(path)
     if revision is not None and not is_commit(revision):
         exit_codes.fail(f"--revision must be a 40-hex commit sha, not {revision!r}")
@@ -87,6 +88,7 @@ def vet(
 
     The report is stored (HFVET_DATABASE_URL; SQLite by default) so `hfvet gate` can answer for it.
     """
+    repo, revision = ids.repo_id(repo), ids.revision(revision)  # before the store or the hub is asked
     if with_references and no_store:
         exit_codes.fail("--with-references records the references' vets in the store: drop --no-store")
     if lines := bad_url_lines({"--endpoint": endpoint}):

@@ -12,7 +12,8 @@ import re
 COMMIT_HEX = r"[0-9a-f]{40}"  # a full, lowercase git commit sha
 COMMIT_PATTERN = f"^{COMMIT_HEX}$"  # the same, anchored, for schemas
 _COMMIT = re.compile(COMMIT_PATTERN)
-_SHORT = re.compile(r"^[0-9a-f]{7,40}$")  # git's shortest default abbreviation up to the full sha
+SHORT_COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"  # git's shortest default abbreviation up to the full sha
+_SHORT = re.compile(SHORT_COMMIT_PATTERN)
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/\-]{0,255}")
 REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,255}$"  # the regex half of `parse_revision`, for schemas
 # huggingface_hub's validate_repo_id, written out (the pure core does not import huggingface_hub;
@@ -31,7 +32,7 @@ def is_commit(revision: str | None) -> bool:
 
 
 def is_short_sha(revision: str | None) -> bool:
-    """A commit id as people paste it: a 7-40 hex prefix (the full sha included). Not yet used to decide."""
+    """A commit id as people paste it: a 7-40 hex prefix (the full sha included); app.services.commits resolves it."""
     return revision is not None and _SHORT.fullmatch(revision) is not None
 
 

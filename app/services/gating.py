@@ -23,6 +23,7 @@ from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.db.version import repos_written_since, store_version
 from app.errors import HfvetError
+from app.services.commits import similar_repos
 from app.services.outcomes import Resolver, outcome
 from app.services.references import Bounds, StoreJudge
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
@@ -45,6 +46,7 @@ class GateResult:
     files: ManifestDoc  # the approved commit's stored manifest (app.core.manifest_json); empty unless approved
     asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
     depends_on: frozenset[str] = frozenset()  # the repos whose reports and reviews the answer read
+    suggestions: tuple[str, ...] = ()  # not vetted, and the repo is not in the store: vetted repos named alike
 
     @property
     def approved(self) -> bool:
@@ -93,7 +95,7 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
-    return GateResult(repo, revision, answer, policy, files, judge.asked_hub)
+    return _suggesting(store, GateResult(repo, revision, answer, policy, files, judge.asked_hub))
 
 
 def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
@@ -113,7 +115,15 @@ def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, reso
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, sha) or []
-    return GateResult(repo, sha, answer, policy, files, judge.asked_hub, frozenset({repo, *judge.read_repos}))
+    return _suggesting(store, GateResult(repo, sha, answer, policy, files, judge.asked_hub,
+                                         frozenset({repo, *judge.read_repos})))
+
+
+def _suggesting(store: Store, result: GateResult) -> GateResult:
+    """``result``, with the did-you-mean of a repo the store has no report of (app.services.commits)."""
+    if not isinstance(result.answer, NotVetted):
+        return result
+    return replace(result, suggestions=tuple(similar_repos(store, result.repo)))
 
 
 OVER_BUDGET = "gate-hub-budget"
@@ -261,7 +271,7 @@ def cached_gate(cache: GateCache, repo: str, revision: str | None, *, store: Sto
         if result is None:
             result = gate_commit(repo, revision or "", store=store, policy=policy, resolve=resolve, bounds=bounds,
                                  references=references)
-            if not result.asked_hub:
+            if not result.asked_hub and not result.suggestions:  # a did-you-mean changes with other repos' vets
                 cache.put(key, version, result)
     return result
 
@@ -319,7 +329,8 @@ def gate_document(result: GateResult) -> dict[str, Any]:
     elif isinstance(answer, NotVetted):
         doc |= {"revision": answer.revision,
                 "reasons": [f"not vetted: run `hfvet vet {result.repo}"
-                            + (f" --revision {result.requested}`" if result.requested else "`")]}
+                            + (f" --revision {result.requested}`" if result.requested else "`"),
+                            *([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else [])]}
     doc["status"] = result.status
     return doc
 

@@ -9,18 +9,18 @@ review and its audit row in one transaction (a refusal writes nothing).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.core.gate import Outcome
-from app.core.ids import is_commit
 from app.core.policy import LoadedPolicy
 from app.core.principals import ROLES
 from app.core.review import DECISIONS, Review, apply_review, refusal
 from app.db import reviews
 from app.db.session import Store
 from app.errors import HfvetError
+from app.services.commits import AmbiguousCommit, NotACommit, vetted_commit
 from app.services.outcomes import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError
 
@@ -29,8 +29,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class ReviewRefused(HfvetError):
-    """The review was not recorded; ``kind`` is a stable code (invalid-review, not-vetted, already-approved,
-    already-rejected, admin-required, role-too-low, local-scan)."""
+    """The review was not recorded; ``kind`` is a stable code (invalid-review, invalid-revision,
+    ambiguous-revision, not-vetted, already-approved, already-rejected, admin-required, role-too-low, local-scan)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -40,7 +40,7 @@ class ReviewRefused(HfvetError):
 @dataclass(frozen=True)
 class ReviewRequest:
     repo: str
-    revision: str  # the 40-hex commit
+    revision: str  # the commit: its sha, or a prefix of 7+ hex (app.services.commits resolves it)
     decision: str  # approve | reject
     reason: str
     actor: str  # who, for the review row and the audit log
@@ -51,11 +51,13 @@ class ReviewRequest:
 class ReviewResult:
     review: Review
     outcome: Outcome  # the commit's effective outcome with this review
+    sha: str  # the 40-hex commit reviewed
 
 
 def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) -> ReviewResult:
     """Record ``request`` against the newest report of its commit, or raise ReviewRefused."""
     reason = _checked(request)
+    request = replace(request, revision=_commit(store, request))
     try:
         with store.session() as session:
             if not reviews.lock_commit(session, request.repo, request.revision):
@@ -75,15 +77,23 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
                                         policy=(policy.name, policy.sha256))
     except SQLAlchemyError as exc:  # rolled back whole: nothing half-written
         raise StoreError(f"cannot record the review: {type(exc).__name__}: {exc}") from exc
-    return ReviewResult(review, apply_review(decided, review))
+    return ReviewResult(review, apply_review(decided, review), request.revision)
+
+
+def _commit(store: Store, request: ReviewRequest) -> str:
+    """The full sha of the commit asked for (a short one resolved against the store's vetted commits)."""
+    try:
+        return vetted_commit(store, request.repo, request.revision)
+    except AmbiguousCommit as exc:
+        raise ReviewRefused("ambiguous-revision", str(exc)) from exc
+    except NotACommit as exc:
+        raise ReviewRefused("invalid-revision", str(exc)) from exc
 
 
 def _checked(request: ReviewRequest) -> str:
     """The stripped reason, once the request is well formed."""
     if request.decision not in DECISIONS:
         raise ReviewRefused("invalid-review", f"decision must be approve or reject, not {request.decision[:20]!r}")
-    if not is_commit(request.revision):
-        raise ReviewRefused("invalid-review", f"revision must be a 40-hex commit sha, not {request.revision[:100]!r}")
     if request.role not in ROLES or ROLES.index(request.role) < ROLES.index("reviewer"):
         raise ReviewRefused("role-too-low", f"a review needs the reviewer or admin role, not {request.role!r}")
     reason = request.reason.strip()

@@ -31,6 +31,8 @@ from app.sources.hub_errors import (
     HubStalled,
     HubTimeout,
     HubUnreachable,
+    named,
+    naming_the_hub,
 )
 from app.sources.hub_facts import build_manifest, pinned_commit, reconcile_tree
 from app.sources.hub_http import RangeReader, RetryPolicy
@@ -111,8 +113,9 @@ class HubClient:
 
 def resolve_revision(repo_id: str, revision: str, hub: HubClient) -> str:
     """The 40-hex commit that ``revision`` (branch, tag or sha) names on the hub now."""
-    info = _model_info(hub, hub.wire(), repo_id, revision, files_metadata=False)
-    return pinned_commit(info, revision)
+    with naming_the_hub(hub.endpoint):
+        info = _model_info(hub, hub.wire(), repo_id, revision, files_metadata=False)
+        return pinned_commit(info, revision)
 
 
 class HubSource:
@@ -134,10 +137,11 @@ class HubSource:
         """
         hub = hub or HubClient.create()
         wire = hub.wire()
-        info = _model_info(hub, wire, repo_id, revision, files_metadata=True)
-        commit = pinned_commit(info, revision)
-        manifest = build_manifest(info, repo_id, revision, hub.endpoint)
-        tree = hub_api.tree(wire, hub.policy, repo_id, commit)
+        with naming_the_hub(hub.endpoint):
+            info = _model_info(hub, wire, repo_id, revision, files_metadata=True)
+            commit = pinned_commit(info, revision)
+            manifest = build_manifest(info, repo_id, revision, hub.endpoint)
+            tree = hub_api.tree(wire, hub.policy, repo_id, commit)
         reader = RangeReader(repo_id, commit, wire, hub.policy)
         return cls(repo_id, commit, reconcile_tree(manifest, tree), reader, wire)
 
@@ -154,7 +158,7 @@ class HubSource:
         """Raise the ``HubStalled`` of a read that gave up on a silent hub: the hub failed, not the
         files, so there is no report to keep (the job runner retries it later)."""
         if (stall := self._wire.silence.first) is not None:
-            raise stall
+            raise named(stall, self._wire.endpoint)
 
     def manifest(self) -> Manifest:
         return self._manifest
@@ -172,7 +176,8 @@ class HubSource:
         length = min(length, size - offset)
         if length <= 0:
             return b""
-        return self._reader.read(path, offset, length, size)
+        with naming_the_hub(self._wire.endpoint):
+            return self._reader.read(path, offset, length, size)
 
 
 def _model_info(hub: HubClient, wire: Wire, repo_id: str, revision: str, *, files_metadata: bool) -> ModelInfo:

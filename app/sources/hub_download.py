@@ -14,7 +14,7 @@ from huggingface_hub import hf_hub_download
 from huggingface_hub.utils.tqdm import disable_progress_bars
 
 from app.sources.hub import HubClient
-from app.sources.hub_errors import translate
+from app.sources.hub_errors import named, translate
 
 ETAG_TIMEOUT = 30.0  # seconds for the metadata request before each file
 
@@ -28,6 +28,6 @@ def hub_fetcher(hub: HubClient, repo_id: str, sha: str) -> Callable[[str, Path],
             hf_hub_download(repo_id, path, revision=sha, local_dir=root, endpoint=hub.endpoint, token=hub.token,
                             etag_timeout=ETAG_TIMEOUT)
         except Exception as exc:  # every client failure (HTTP, transport, validation) becomes a HubError
-            raise translate(exc, repo_id, sha) from exc
+            raise named(translate(exc, repo_id, sha), hub.endpoint) from exc
 
     return fetch

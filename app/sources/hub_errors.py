@@ -6,6 +6,10 @@ want to tell the user *why* (CLI exit messages, API status codes) catch the leav
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import httpx2
 from huggingface_hub.errors import (
     DisabledRepoError,
@@ -55,6 +59,39 @@ class HubProtocolError(HubError):
     short body, a commit other than the pinned one...). Never trusted as data."""
 
 
+ENDPOINT_SETTING = "HF_ENDPOINT"  # the setting that names the hub (app.settings.Settings.hf_endpoint)
+
+
+@contextmanager
+def naming_the_hub(endpoint: str) -> Iterator[None]:
+    """Every ``HubError`` raised inside, re-raised (same class) naming the hub it asked and the setting that
+    changes it: on an offline machine or behind a mirror, "cannot reach the hub" alone leaves one guessing."""
+    try:
+        yield
+    except HubError as exc:
+        raise named(exc, endpoint) from exc
+
+
+def named(exc: HubError, endpoint: str) -> HubError:
+    """``exc``, or a copy of it naming ``endpoint`` and ``HF_ENDPOINT`` if it does not yet."""
+    if ENDPOINT_SETTING in str(exc):
+        return exc
+    return type(exc)(f"{exc} [hub {endpoint}; {ENDPOINT_SETTING} sets another]")
+
+
+def unresolved_host(exc: BaseException) -> bool:
+    """Whether a transport error is a failed name resolution (no DNS, or no such host): retrying it in the
+    next second does not help, so the caller fails at once (an offline machine without HF_ENDPOINT)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain is httpx2 -> httpcore2 -> socket; bounded in case of a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror) or any(isinstance(a, socket.gaierror) for a in seen.args):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def translate(exc: Exception, repo_id: str, revision: str) -> HubError:
     """The one mapping from client exceptions to ours (order matters: subclasses first)."""
     where = f"{repo_id}@{revision}"
@@ -78,6 +115,9 @@ def translate(exc: Exception, repo_id: str, revision: str) -> HubError:
     if isinstance(exc, HFValidationError):
         return HubError(f"invalid repo id or revision {where!r}: {exc}")
     if isinstance(exc, httpx2.TransportError):
+        if unresolved_host(exc):
+            return HubUnreachable(f"cannot reach the hub for {where}: its host name does not resolve "
+                                  f"({type(exc).__name__}: {exc})")
         return HubUnreachable(f"cannot reach the hub for {where}: {type(exc).__name__}: {exc}")
     return HubError(f"{where}: {type(exc).__name__}: {exc}")
 

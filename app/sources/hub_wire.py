@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import httpx2
 from huggingface_hub import get_session, hf_raise_for_status
 
-from app.sources.hub_errors import HubError, HubProtocolError, HubStalled, HubTimeout, translate
+from app.sources.hub_errors import HubError, HubProtocolError, HubStalled, HubTimeout, translate, unresolved_host
 
 MiB = 1 << 20
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -217,13 +217,18 @@ class Wire:
 
 @contextmanager
 def mapped_errors(repo_id: str, revision: str) -> Iterator[None]:
-    """Transient transport failures become ``Retry``, any other client failure a ``HubError``."""
+    """Transient transport failures become ``Retry``, any other client failure a ``HubError`` (a host name that
+    does not resolve too: ``HubUnreachable`` at once, not after five attempts)."""
     try:
         yield
     except (HubError, Retry):
         raise
     except httpx2.TimeoutException as exc:
         raise _silent(exc) from exc
+    except httpx2.ConnectError as exc:
+        if unresolved_host(exc):  # a name that does not resolve now will not in the next seconds: no retry
+            raise translate(exc, repo_id, revision) from exc
+        raise Retry(f"{type(exc).__name__}: {exc}") from exc
     except RETRY_EXCEPTIONS as exc:
         raise Retry(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # offline mode, bad URL, anything else from the client

@@ -187,3 +187,33 @@ def test_a_repo_approved_by_a_reviewer_that_changed_hands_is_a_finding(hub: Path
     result = runner.invoke(app, ["vet", repo, "--policy", "default", "--format", "json"])
     changed = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "identity-changed"]
     assert changed and "someone-else" in changed[0]["message"]
+
+
+@pytest.mark.parametrize("command", [
+    ["gate", "nvidia"], ["gate", "nvidia", "--server", "http://127.0.0.1:9"], ["vet", "nvidia"],
+    ["download", "nvidia", "--local-dir", "out"], ["review", "nvidia", "-r", "f" * 40, "--approve", "--reason", "x"],
+])
+def test_a_malformed_repo_id_is_refused_alike_before_the_store_or_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """Once `gate nvidia` said "not vetted, run `hfvet vet nvidia`", which died on the hub's 404."""
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: a hub call would fail otherwise
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, command)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == "error: repo must be ORG/NAME, got 'nvidia'\n"
+    assert not (tmp_path / "store.db").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_short_commit_id_names_the_vetted_commit(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    sha = gate(NVIDIA)[1].strip()
+    assert gate(NVIDIA, "--revision", sha[:12]) == (0, sha + "\n", "")
+    assert gate(NVIDIA, "--revision", sha[:7])[:2] == (0, sha + "\n")
+
+
+def test_a_typo_in_the_repo_gets_a_did_you_mean(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    code, _, err = gate(NVIDIA.replace("NVFP4", "NVFP5"))
+    assert code == 4 and f"did you mean {NVIDIA}?" in err.replace("\n", " ")

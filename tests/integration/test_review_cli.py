@@ -139,3 +139,10 @@ def test_credentials_in_the_server_url_are_never_printed(hub: Path) -> None:
     code, out, err = review("--revision", "f" * 40, "--approve", "--reason", "x",
                             "--server", "http://deploy:s3cr3t-token@127.0.0.1:9")
     assert code == 2 and "cannot reach" in err and "s3cr3t" not in out + err
+
+
+def test_a_short_commit_id_is_reviewed_as_its_vetted_commit(hub: Path) -> None:
+    sha = vetted_sha()
+    code, out, _ = review("--revision", sha[:12], "--approve", "--reason", "read the auto_map modules")
+    assert code == 0 and f"@{sha} recorded" in out
+    assert gate(sha[:12]) == (0, gate(sha)[1])

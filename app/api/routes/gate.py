@@ -25,6 +25,7 @@ from app.api.openapi import errors
 from app.api.schemas import ErrorOut, GateOut
 from app.core.gate import Approved, Moved, NotVetted
 from app.core.ids import REPO_PATTERN, REVISION_PATTERN
+from app.services.commits import expand_commit
 from app.services.gating import GateResult, cached_gate
 from app.services.references import Bounds
 from app.state import AppState
@@ -36,14 +37,16 @@ DISCONNECT_POLL = 0.25  # seconds between checks that the client is still there,
 _ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"model": GateOut, "description": "`approved`: the commit, its files and pins"},
     403: {"model": GateOut, "description": "`denied`: rejected, or waiting for a review; `reasons` say why"},
-    404: {"model": GateOut | ErrorOut, "description": "`not-vetted` (a gate answer), or the hub has no such "
-          "branch, tag or repo (`revision-not-found`, `repo-not-found`: an error)"},
+    404: {"model": GateOut | ErrorOut, "description": "`not-vetted` (a gate answer; for a repo the store does not "
+          "know, `reasons` may end with a did-you-mean), or the hub has no such branch, tag or repo "
+          "(`revision-not-found`, `repo-not-found`: an error)"},
     409: {"model": GateOut, "description": "`moved`: the branch's head is not vetted; `newest_approved` names "
           "the last approved commit"},
 }
 
 
-@router.get("/gate", response_model=None, responses=_ANSWERS | errors(401, 422, 503))
+@router.get("/gate", response_model=None, responses=_ANSWERS | errors(
+    401, 422, 503, s422="`invalid-repo`, `invalid-revision`; `ambiguous-revision` (with `candidates`)"))
 async def get_gate(
     request: Request,
     app: StateDep,
@@ -52,16 +55,24 @@ async def get_gate(
                                json_schema_extra=validation.documented(REPO_PATTERN))],
     revision: Annotated[str | None, Query(
         max_length=256, json_schema_extra=validation.documented(REVISION_PATTERN),
-        description=validation.REVISION_RULES + " Without it: the newest approved commit.")] = None,
+        description=validation.REVISION_RULES + " A commit may be given by its first 7 or more hex digits "
+                    "(`ambiguous-revision` when several vetted commits start with them). Without it: the newest "
+                    "approved commit.")] = None,
 ) -> Any:
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
     left = threading.Event()
-    work = partial(cached_gate, app.gate_cache, repo, revision, store=app.store, policy=app.policy,
-                   resolve=app.resolve, references=app.gate_resolve, bounds=bounds(app, left))
+    work = partial(_answer, app, repo, revision, bounds(app, left))
     result = await unless_abandoned(request, work, left)
     metrics.gate_answered(result.status)
     return gate_response(result)
+
+
+def _answer(app: AppState, repo: str, revision: str | None, limits: Bounds) -> GateResult:
+    """The gate's answer, a short commit id first resolved to the vetted commit it names (or the hub's)."""
+    revision = expand_commit(app.store, repo, revision, app.resolve)
+    return cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve,
+                       references=app.gate_resolve, bounds=limits)
 
 
 def bounds(app: AppState, left: threading.Event) -> Bounds:

@@ -27,7 +27,9 @@ ReviewBody = Annotated[ReviewIn, json_body(ReviewIn, after=ReviewerDep)]  # read
                               repo="$response.body#/repo", revision="$response.body#/revision")}},
                  **errors(401, 403, 404, 409, 422, s403="`role-too-low`, `admin-required`",
                               s404="`not-vetted`: no report of that commit",
-                              s409="`already-approved`, `already-rejected`, `local-scan`")})
+                              s409="`already-approved`, `already-rejected`, `local-scan`",
+                              s422="`invalid-repo`, `invalid-review`, `invalid-revision` (not a commit sha), "
+                                   "`ambiguous-revision`")})
 def post_review(app: StateDep, who: ReviewerDep, body: ReviewBody) -> ReviewOut:
     """Approve or reject the commit's current verdict under the active policy (as the gate computes it).
 

@@ -23,8 +23,8 @@ def diff_page(current: Annotated[Page, Depends(page)], org: str, name: str,
     commits = [sha for sha, _ in history.commits]  # newest first
     if len(commits) < 2 and not (before and after):
         return current.render("diff.html", history=history, diff=None, commits=commits, before="", after="")
-    old = inputs.commit(before) if before else commits[1]
-    new = inputs.commit(after) if after else commits[0]
+    old = inputs.commit(current.app.store, history.repo.repo_id, before) if before else commits[1]
+    new = inputs.commit(current.app.store, history.repo.repo_id, after) if after else commits[0]
     try:
         diff = diff_revisions(history, old, new, hub_text_reader(current.app.settings))
     except KeyError as exc:

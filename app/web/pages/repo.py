@@ -35,7 +35,7 @@ def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revi
     if severity and severity not in SEVERITIES:
         raise PageError(422, "Bad filter", f"severity must be one of {', '.join(SEVERITIES)}.")
     history = history_of(current, org, name)
-    sha = inputs.commit(revision) if revision else history.commits[0][0]
+    sha = inputs.commit(current.app.store, history.repo.repo_id, revision) if revision else history.commits[0][0]
     chosen = next((decisions for commit, decisions in history.commits if commit == sha), None)
     if chosen is None:
         raise PageError(404, "Revision not vetted", f"{history.repo.repo_id}@{sha} has not been vetted.")

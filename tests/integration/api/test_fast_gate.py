@@ -90,6 +90,7 @@ def test_the_fast_path_loads_no_command_line_framework() -> None:
     ["gate", "--help"], ["gate", NVIDIA, "--server", "u", "--help"], ["gate", NVIDIA, "--server"],
     ["gate", NVIDIA, "other", "--server", "u"], ["gate", NVIDIA, "--server", "u", "--format", "sarif"],
     ["gate", NVIDIA, "--server", "u", "--verbose"], ["scan", "x"], [],
+    ["gate", "nvidia", "--server", "u"], ["gate", NVIDIA, "-r", "a..b", "--server", "u"],  # malformed: refused there
 ])
 def test_anything_else_goes_to_the_full_command_line(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HFVET_SERVER", raising=False)

@@ -97,8 +97,9 @@ def test_a_bad_token_is_an_error(served: Served) -> None:
 
 
 def test_a_malformed_repo_id_is_an_error(served: Served) -> None:
+    """Refused by the command line itself, before the server is asked, in the server's words (app.core.ids)."""
     result = served.gate("not a repo")
-    assert result.returncode == 2 and "invalid-repo" in result.stderr
+    assert result.returncode == 2 and result.stderr == "error: repo must be ORG/NAME, got 'not a repo'\n"
 
 
 def test_an_unreachable_server_fails_closed(served: Served) -> None:

@@ -132,12 +132,37 @@ def test_approving_twice_is_409_and_stores_one_review(
     assert stored(settings) == (1, 1)
 
 
+def test_a_short_commit_id_is_reviewed_as_its_vetted_commit(
+    client: TestClient, secrets: dict[str, str], vetted: Vetted
+) -> None:
+    """The demo and the dashboard show 12 hex digits: a review and the gate take them (app.services.commits)."""
+    sha = vetted.review.revision
+    answer = post(client, secrets["reviewer"], **body(sha[:12]))
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["revision"] == sha and answer.json()["links"]["gate"].endswith(sha)
+    gate = client.get("/gate", params={"repo": REVIEW_REPO, "revision": sha[:12]})
+    assert gate.status_code == 200 and gate.json()["revision"] == sha and gate.json()["requested"] == sha
+
+
+def test_the_gate_suggests_a_vetted_repo_for_a_typo(client: TestClient, vetted: Vetted) -> None:
+    answer = client.get("/gate", params={"repo": REVIEW_REPO.replace("Mini", "Mimi")})
+    assert answer.status_code == 404 and answer.json()["status"] == "not-vetted"
+    assert answer.json()["reasons"][-1] == f"did you mean {REVIEW_REPO}?"
+
+
+def test_a_malformed_repo_id_is_refused_before_the_store(client: TestClient) -> None:
+    answer = client.get("/gate", params={"repo": "nvidia"})
+    assert answer.status_code == 422 and answer.json()["error"] == {
+        "code": "invalid-repo", "message": "repo must be ORG/NAME, got 'nvidia'"}
+
+
 @pytest.mark.parametrize(("changes", "status", "code"), [
     ({"revision": "f" * 40}, 404, "not-vetted"),
     ({"repo": "nobody/never"}, 404, "not-vetted"),
     ({"repo": "not a repo"}, 422, "invalid-repo"),
-    ({"revision": "main"}, 422, "invalid-request"),
-    ({"revision": "F" * 40}, 422, "invalid-request"),
+    ({"revision": "main"}, 422, "invalid-revision"),  # said in words, not with the schema's regex
+    ({"revision": "F" * 40}, 422, "invalid-revision"),
+    ({"revision": "f" * 41}, 422, "invalid-request"),
     ({"decision": "maybe"}, 422, "invalid-request"),
     ({"reason": ""}, 422, "invalid-request"),
     ({"reason": "   "}, 422, "invalid-review"),

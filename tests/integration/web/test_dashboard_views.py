@@ -158,3 +158,11 @@ def test_fullwidth_characters_of_a_chat_template_are_shown_as_marked_ascii(clien
     section = html.split('data-testid="template-diff"', 1)[1].split("</section>", 1)[0]
     assert "\uff5c" not in section
     assert '&lt;<abbr class="wide" title="U+FF5C FULLWIDTH VERTICAL LINE">|</abbr>User' in section
+
+
+def test_the_repo_page_takes_the_short_commit_id_it_shows(client: TestClient, world: World) -> None:
+    sha = world.shas["reject"]
+    page = client.get(f"/ui/repos/{REJECT_REPO}", params={"revision": sha[:12]})
+    assert page.status_code == 200 and sha in page.text
+    refused = client.get(f"/ui/repos/{REJECT_REPO}", params={"revision": "main"})
+    assert refused.status_code == 422 and "is not a commit sha" in refused.text

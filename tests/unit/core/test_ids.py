@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, lazily exported
 
-from app.core.ids import is_commit, is_short_sha, parse_org, parse_repo_id, parse_revision
+from app.core.ids import SHORT_COMMIT_PATTERN, is_commit, is_short_sha, parse_org, parse_repo_id, parse_revision
 
 APP = Path(__file__).resolve().parents[3] / "app"
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -35,6 +36,8 @@ def test_the_40_hex_pattern_is_written_only_in_core_ids() -> None:
 def test_commit_and_short_sha(value: str | None, commit: bool, short: bool) -> None:
     assert is_commit(value) is commit
     assert is_short_sha(value) is short
+    if value is not None:  # the schema's pattern (POST /reviews) says what the function accepts
+        assert (re.fullmatch(SHORT_COMMIT_PATTERN, value) is not None) is short
 
 
 @pytest.mark.parametrize("value", ["main", "v1.0", "refs/pr/1", SHA])

@@ -1,0 +1,81 @@
+"""Short commit ids and did-you-mean, resolved against the store's vetted commits (app.services.commits):
+the one home the gate, reviews, downloads and the dashboard share."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.db.session import Store
+from app.services.commits import AmbiguousCommit, NotACommit, expand_commit, similar_repos, vetted_commit
+from app.services.gating import gate
+from tests.unit.services.test_references import DEFAULT, migrated, store, stored
+
+__all__ = ["migrated", "store"]  # the fixtures, shared with test_references
+REPO = "nvidia/short-ids"
+ONE, TWO, THREE = "9f0f442e9a56" + "1" * 28, "abcdef01" + "2" * 32, "abcdef01" + "3" * 32
+
+
+@pytest.fixture
+def vetted(store: Store) -> Store:
+    for sha in (ONE, TWO, THREE):
+        stored(store, REPO, sha)
+    stored(store, "nvidia/other", "9f0f442e9a56" + "4" * 28)  # the same prefix in another repo does not count
+    return store
+
+
+def no_hub(repo: str, revision: str) -> str:
+    raise AssertionError("the store knew it: the hub is not asked")
+
+
+def test_a_unique_prefix_names_its_vetted_commit(vetted: Store) -> None:
+    assert expand_commit(vetted, REPO, "9f0f442e9a56", no_hub) == ONE
+    assert expand_commit(vetted, REPO, "9f0f442", no_hub) == ONE
+    assert expand_commit(vetted, REPO, ONE, no_hub) == ONE
+    assert vetted_commit(vetted, REPO, "9f0f442e9a56") == ONE
+
+
+def test_a_shared_prefix_is_refused_with_the_candidates(vetted: Store) -> None:
+    with pytest.raises(AmbiguousCommit, match="abcdef01 is ambiguous in nvidia/short-ids") as raised:
+        expand_commit(vetted, REPO, "abcdef01", no_hub)
+    assert raised.value.candidates == [TWO, THREE]
+    assert TWO in str(raised.value) and THREE in str(raised.value)
+
+
+def test_branches_and_none_pass_through(vetted: Store) -> None:
+    assert expand_commit(vetted, REPO, None, no_hub) is None
+    assert expand_commit(vetted, REPO, "main", no_hub) == "main"
+    assert expand_commit(vetted, REPO, "9f0f44", no_hub) == "9f0f44"  # 6 hex: not a commit id
+
+
+def test_an_unknown_prefix_is_asked_of_the_hub_when_there_is_one(vetted: Store) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def hub(repo: str, revision: str) -> str:
+        asked.append((repo, revision))
+        return {"1234567": "1234567" + "0" * 33, "deadbeef": "f" * 40}[revision]
+
+    assert expand_commit(vetted, REPO, "1234567", hub) == "1234567" + "0" * 33
+    assert expand_commit(vetted, REPO, "deadbeef", hub) == "deadbeef"  # a branch named like hex stays one
+    assert expand_commit(vetted, REPO, "1234567") == "1234567"  # no hub: left to the caller's not-vetted
+    assert asked == [(REPO, "1234567"), (REPO, "deadbeef")]
+
+
+def test_only_a_commit_may_be_reviewed(vetted: Store) -> None:
+    with pytest.raises(NotACommit, match=r"revision must be a commit: its 40-hex sha.*not 'main'"):
+        vetted_commit(vetted, REPO, "main")
+    assert vetted_commit(vetted, REPO, "1234567") == "1234567"  # not vetted: the review says so
+
+
+def test_did_you_mean_compares_the_vetted_repo_ids(vetted: Store) -> None:
+    assert similar_repos(vetted, "nvidia/short-id") == [REPO]
+    assert similar_repos(vetted, "NVIDIA/Short-Ids") == [REPO]  # hub ids are case-insensitive
+    assert similar_repos(vetted, REPO) == []  # vetted itself: nothing to suggest
+    assert similar_repos(vetted, "meta-llama/llama-3") == []
+
+
+def test_the_gates_not_vetted_answer_suggests_a_close_repo(vetted: Store) -> None:
+    doc = gate("nvidia/short-idz", None, store=vetted, policy=DEFAULT, resolve=no_hub).to_dict()
+    assert doc["status"] == "not-vetted"
+    assert doc["reasons"] == ["not vetted: run `hfvet vet nvidia/short-idz`", f"did you mean {REPO}?"]
+    known = gate(REPO, "f" * 40, store=vetted, policy=DEFAULT, resolve=no_hub).to_dict()
+    assert known["status"] == "not-vetted" and len(known["reasons"]) == 1  # a known repo, an unvetted commit
