@@ -23,6 +23,7 @@ from app.db.reviews import effective_reviews, newest_of_commit
 from app.db.session import Store
 from app.db.version import repos_written_since, store_version
 from app.errors import HfvetError
+from app.services.deployable import deployable
 from app.services.outcomes import Resolver, outcome
 from app.services.references import Bounds, StoreJudge
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
@@ -45,6 +46,7 @@ class GateResult:
     files: ManifestDoc  # the approved commit's stored manifest (app.core.manifest_json); empty unless approved
     asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
     depends_on: frozenset[str] = frozenset()  # the repos whose reports and reviews the answer read
+    warnings: tuple[str, ...] = ()  # said beside the answer, never changing it (moved_warning)
 
     @property
     def approved(self) -> bool:
@@ -93,7 +95,8 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
-    return GateResult(repo, revision, answer, policy, files, judge.asked_hub)
+    warnings = () if revision is not None else deployable(stored, outcomes).warnings
+    return GateResult(repo, revision, answer, policy, files, judge.asked_hub, warnings=warnings)
 
 
 def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
@@ -320,6 +323,8 @@ def gate_document(result: GateResult) -> dict[str, Any]:
         doc |= {"revision": answer.revision,
                 "reasons": [f"not vetted: run `hfvet vet {result.repo}"
                             + (f" --revision {result.requested}`" if result.requested else "`")]}
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
     doc["status"] = result.status
     return doc
 
