@@ -9,4 +9,5 @@ echo "== ruff" && ruff check app tests bench
 echo "== mypy" && mypy
 echo "== import-linter" && lint-imports
 # loadgroup: tests marked xdist_group share one worker (the browser tests build one live world, not two).
+# A run that collects a test and reports no outcome for it fails (tests/outcome_count.py, from tests/conftest.py).
 echo "== pytest" && pytest -n 2 --dist loadgroup "$@"

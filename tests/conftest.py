@@ -21,6 +21,12 @@ os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # and the socket gua
 os.environ["HFVET_DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='hfvet-test-store-')}/hfvet.db"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from tests import outcome_count
+
+    outcome_count.install(config)  # a run that collects a test and reports no outcome for it fails
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """A migrated SQLite store of the test's own, opened for it and closed after it. (The store tests in

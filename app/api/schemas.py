@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.jobs import JobStatus, VetJob
 
@@ -139,3 +139,8 @@ class GateOut(BaseModel):
     policy: dict[str, str]
     reasons: list[str]
     revision: str | None = None  # the commit answered for (absent when the branch moved)
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Said beside the answer, never changing it; absent when there is none. Without `revision`: "
+                    "the newest vetted commit is rejected or waiting for review while an older commit, answered "
+                    "here, stays deployable by pin.")

@@ -41,6 +41,9 @@ def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
     """Print what `hfvet gate` prints for ``doc`` and return its exit code: the JSON (``fmt`` json) or the
     approved sha on stdout; for a refusal, ``refusal_lines`` through ``explain`` (default: plain, on stderr)."""
     code = exit_for(doc)
+    warnings = doc.get("warnings")
+    for warning in warnings if isinstance(warnings, list) else []:  # stderr: a deploy script reads stdout alone
+        sys.stderr.write(f"warning: {warning}\n")
     if fmt == "json":
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     elif code == exit_codes.EXIT_OK:

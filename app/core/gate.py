@@ -58,23 +58,51 @@ class Moved:
 Answer = Approved | Denied | NotVetted | Moved
 
 
+@dataclass(frozen=True)
+class Superseded:
+    """The newest vetted commit is not approved while an older one is (a push the vet rejected, or one
+    waiting for review): the older commit stays deployable by pin, and every face says the newest moved on.
+
+    The one rule behind the gate's answer without a revision and the listings (app.services.gating.deployable).
+    """
+
+    newest: Outcome  # the most recently vetted commit, not approved
+    approved: Outcome  # the newest approved commit: what the gate answers without a revision
+
+
 def decide_gate(requested: str | None, head: str | None, outcomes: list[Outcome]) -> Answer:
     """The gate's answer.
 
     ``requested`` is what the caller asked for (None: the newest approved revision); ``head``
     is the commit a branch or tag resolves to now (the sha itself for an exact commit).
     """
-    approved = sorted((o for o in _current(outcomes) if o.approved), key=lambda o: o.recorded, reverse=True)
+    approved = newest_approved(outcomes)
     if requested is None:
-        return Approved(approved[0]) if approved else _newest_denied_or_missing(outcomes)
+        return Approved(approved) if approved else _newest_denied_or_missing(outcomes)
     target = requested if is_commit(requested) else head
     for_target = [o for o in outcomes if o.sha == target]
     if for_target:
         current = _current(for_target)[0]  # a review applies to the report it reviewed
         return Approved(current) if current.approved else Denied(current)
     if not is_commit(requested) and head is not None and approved:
-        return Moved(head, approved[0])
+        return Moved(head, approved)
     return NotVetted(target)
+
+
+def newest_approved(outcomes: list[Outcome]) -> Outcome | None:
+    """The most recently vetted commit whose current outcome is approved: the gate's answer without a revision."""
+    approved = sorted((o for o in _current(outcomes) if o.approved), key=lambda o: o.recorded, reverse=True)
+    return approved[0] if approved else None
+
+
+def superseded(outcomes: list[Outcome]) -> Superseded | None:
+    """``Superseded`` when the most recently vetted commit is not approved and an older one is; else None."""
+    current = _current(outcomes)
+    approved = newest_approved(outcomes)
+    if approved is None:
+        return None
+    newest = max(current, key=lambda o: o.recorded)
+    return None if newest.approved or newest.recorded <= approved.recorded else Superseded(newest, approved)
 
 
 def _current(outcomes: list[Outcome]) -> list[Outcome]:

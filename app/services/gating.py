@@ -24,6 +24,7 @@ from app.db.session import Store
 from app.db.version import repos_written_since, store_version
 from app.errors import HfvetError
 from app.services.commits import similar_repos
+from app.services.deployable import deployable
 from app.services.outcomes import Resolver, outcome
 from app.services.references import Bounds, StoreJudge
 from app.sources.hub_errors import HubRepoNotFound, HubRevisionNotFound
@@ -47,6 +48,7 @@ class GateResult:
     asked_hub: bool = False  # a referenced repo's branch was resolved: the answer holds only for now
     depends_on: frozenset[str] = frozenset()  # the repos whose reports and reviews the answer read
     suggestions: tuple[str, ...] = ()  # not vetted, and the repo is not in the store: vetted repos named alike
+    warnings: tuple[str, ...] = ()  # said beside the answer, never changing it (moved_warning)
 
     @property
     def approved(self) -> bool:
@@ -95,7 +97,9 @@ def gate(repo: str, revision: str | None, *, store: Store, policy: LoadedPolicy,
     if isinstance(answer, Approved):
         with store.session() as session:
             files = manifest_of(session, repo, answer.outcome.sha) or []
-    return _suggesting(store, GateResult(repo, revision, answer, policy, files, judge.asked_hub))
+    warnings = () if revision is not None else deployable(stored, outcomes).warnings
+    return _suggesting(store, GateResult(repo, revision, answer, policy, files, judge.asked_hub,
+                                         warnings=warnings))
 
 
 def gate_commit(repo: str, sha: str, *, store: Store, policy: LoadedPolicy, resolve: Resolver,
@@ -331,6 +335,8 @@ def gate_document(result: GateResult) -> dict[str, Any]:
                 "reasons": [f"not vetted: run `hfvet vet {result.repo}"
                             + (f" --revision {result.requested}`" if result.requested else "`"),
                             *([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else [])]}
+    if result.warnings:
+        doc["warnings"] = list(result.warnings)
     doc["status"] = result.status
     return doc
 

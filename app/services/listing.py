@@ -11,7 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Literal
 
@@ -25,6 +25,7 @@ from app.db.repos import OrgFilter, RepoFacts, RepoSummary, repo_facts, repo_pag
 from app.db.repository import MaybeLean, StoredReport, reports_for
 from app.db.reviews import effective_reviews, effective_reviews_of_repos
 from app.db.session import Store
+from app.services.deployable import Deployable, deployable, deployable_of
 from app.services.outcomes import outcome
 from app.services.references import StoreJudge, store_only_judge
 
@@ -44,7 +45,7 @@ class RepoQuery:
     after: str | None = None  # the repo id a cursor names: list the ones after it
     offset: int = 0
     search: str | None = None  # only repos whose id contains this text (case-insensitive)
-    deployable: bool = False  # only repos whose newest commit the gate approves now (a review may have settled it)
+    deployable: bool = False  # only repos with a commit the gate approves now (its answer without a revision)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Listed:
     revisions: int
     newest: MaybeLean | None  # lean when recorded under the active policy (app.db.repository.LeanReport)
     effective: Outcome | None  # the newest report's outcome under the active policy
+    deployable: Deployable  # the commit the gate answers without a revision, and whether the newest moved on
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class RepoHistory:
     repo: RepoFacts
     tier: Tier
     commits: list[tuple[str, list[Decision]]]  # newest decided commit first, its reports newest first
+    deployable: Deployable = field(default_factory=Deployable)  # what the gate answers without a revision
 
 
 def list_repos(store: Store, policy: LoadedPolicy, query: RepoQuery) -> RepoPage:
@@ -103,7 +106,7 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
             batch = repo_page(session, orgs, after=after, offset=offset, limit=size, contains=query.search,
                               lean_under=policy.sha256)
             reviews = _reviews_of_newest(session, batch)
-        yield from (_listed(summary, policy, reviews.get(summary.repo.repo_id), judge) for summary in batch)
+        yield from (_listed(store, summary, policy, reviews.get(summary.repo.repo_id), judge) for summary in batch)
         if len(batch) < size:
             return
         after, offset, size = batch[-1].repo.repo_id, 0, _BATCH
@@ -111,7 +114,7 @@ def _candidates(store: Store, policy: LoadedPolicy, query: RepoQuery) -> Iterato
 
 def _matching(items: Iterator[Listed], query: RepoQuery) -> Iterator[Listed]:
     if query.deployable:
-        items = (i for i in items if i.effective is not None and i.effective.approved)
+        items = (i for i in items if i.deployable.outcome is not None)
     if query.verdict is None:
         return items
     return (i for i in items if i.effective is not None and i.effective.verdict == query.verdict)
@@ -139,12 +142,16 @@ def _reviews_of_newest(session: Session, batch: list[RepoSummary]) -> dict[str, 
     return found
 
 
-def _listed(summary: RepoSummary, policy: LoadedPolicy, review: Review | None = None,
-            judge: StoreJudge | None = None) -> Listed:
+def _listed(store: Store, summary: RepoSummary, policy: LoadedPolicy, review: Review | None,
+            judge: StoreJudge) -> Listed:
     newest = summary.newest
-    refs = None if judge is None or newest is None else judge.of((newest.repo_id, newest.sha))
-    effective = None if newest is None else outcome(newest, policy, review, refs)  # as the gate sees it
-    return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective)
+    effective = None if newest is None else outcome(newest, policy, review, judge.of((newest.repo_id, newest.sha)))
+    if effective is None or effective.approved or summary.revisions < 2:  # no older commit could be deployable
+        found = Deployable(effective if effective is not None and effective.approved else None, None)
+    else:  # the newest moved on from an approved commit? Read the repo's other reports (the gate's rule)
+        found = deployable_of(store, summary.repo.repo_id, policy, judge)
+    return Listed(summary.repo, tier_of(summary.repo.org, policy.model.tiers), summary.revisions, newest, effective,
+                  found)
 
 
 def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistory | None:
@@ -160,7 +167,8 @@ def repo_history(store: Store, policy: LoadedPolicy, repo_id: str) -> RepoHistor
     for report in sorted(reports, key=_newest_first):  # each as the gate sees it: with its review
         effective = outcome(report, policy, reviews.get(report.id), judge.of((repo_id, report.sha)))
         by_commit.setdefault(report.sha, []).append(Decision(report, effective))
-    return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()))
+    found = deployable(reports, [d.effective for decisions in by_commit.values() for d in decisions])
+    return RepoHistory(facts, tier_of(facts.org, policy.model.tiers), list(by_commit.items()), found)
 
 
 def _newest_first(report: StoredReport) -> tuple[float, int]:

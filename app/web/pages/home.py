@@ -64,12 +64,14 @@ def _query(org: str, tier: str, verdict: str, q: str, after: str, limit: int) ->
 
 
 def _row(item: Listed) -> dict[str, object]:
-    """One table row; deploy snippets only for a commit the gate approves now."""
-    effective = item.effective
+    """One table row: the commit the gate answers without a revision (app.services.deployable), else the newest
+    vetted one; deploy snippets only for a commit the gate approves now, and a badge when the newest moved on."""
+    deployable = item.deployable.outcome
     snippets: dict[str, str] = {}
-    if effective is not None and effective.approved:
-        repo, sha = item.repo.repo_id, effective.sha
+    if deployable is not None:
+        repo, sha = item.repo.repo_id, deployable.sha
         found = pins(repo, sha)
         snippets = {"download": f"hfvet download {repo} --revision {sha} --local-dir ./{item.repo.name}",
                     "vllm": found["vllm"], "sglang": found["sglang"]}
-    return {"item": item, "effective": effective, "snippets": snippets}
+    return {"item": item, "effective": deployable or item.effective, "snippets": snippets,
+            "moved": item.deployable}

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.core.gate import Approved, Denied, Moved, NotVetted, Outcome, decide_gate
+from app.core.gate import (
+    Approved,
+    Denied,
+    Moved,
+    NotVetted,
+    Outcome,
+    Superseded,
+    decide_gate,
+    newest_approved,
+    superseded,
+)
 from app.core.ids import is_commit
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -68,3 +78,19 @@ def test_a_moved_branch_never_names_a_commit_rejected_since() -> None:
     answer = decide_gate("main", C, [outcome(B, True, 0), outcome(A, True, 1), outcome(A, False, 5)])
     assert answer == Moved(C, outcome(B, True, 0))
     assert decide_gate("main", C, [outcome(A, True, 0), outcome(A, False, 5)]) == NotVetted(C)
+
+
+def test_a_newer_rejected_commit_supersedes_the_approved_one_which_stays_the_answer() -> None:
+    outcomes = [outcome(A, True, 0), outcome(B, False, 5)]  # main moved from A to B, and B was rejected
+    assert decide_gate(None, None, outcomes) == Approved(outcome(A, True, 0))  # the answer is unchanged
+    assert newest_approved(outcomes) == outcome(A, True, 0)
+    assert superseded(outcomes) == Superseded(outcome(B, False, 5), outcome(A, True, 0))
+
+
+def test_nothing_is_superseded_when_the_newest_is_approved_or_nothing_is() -> None:
+    assert superseded([outcome(A, False, 0), outcome(B, True, 5)]) is None  # the newest is approved
+    assert superseded([outcome(A, False, 0), outcome(B, False, 5)]) is None  # nothing to deploy at all
+    assert superseded([]) is None
+    assert superseded([outcome(A, True, 0), outcome(B, False, 5), outcome(A, True, 9)]) is None  # A re-vetted last
+    # approved once and rejected by a re-vet: the commit is not approved, so nothing older is deployable
+    assert superseded([outcome(A, True, 0), outcome(A, False, 5)]) is None
