@@ -35,10 +35,11 @@ def for_verdict(verdict: Verdict) -> int:
 def fail(*lines: str) -> NoReturn:
     """Print each line as an error on stderr and exit 2."""
     import typer  # on use: `hfvet gate --server` runs without typer (app/cli/gate_fast.py)
-    from rich.console import Console
     from rich.text import Text
 
-    err = Console(stderr=True, highlight=False)
+    from app.cli.console import console
+
+    err = console(stderr=True)
     for line in lines:
         err.print(Text.assemble(("error: ", "bold red"), line))
     raise typer.Exit(EXIT_ERROR)
