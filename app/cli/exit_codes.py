@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a reject verdict, or a check that found problems (policy test, docs --check)
-EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreachable
+EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreachable, a port in use
 EXIT_REVIEW = 3
 EXIT_NOT_VETTED = 4  # hfvet gate: nothing stored for that revision
 EXIT_MOVED = 5  # hfvet gate: the branch moved past the newest approved commit

@@ -126,7 +126,8 @@ app = typer.Typer(
     name="hfvet",
     cls=LazyGroup,
     help="Vet Hugging Face checkpoints before any weights touch a GPU.\n\n"
-    "Exit codes for scan/vet: 0 approve, 1 reject, 3 review, 2 usage or operational error.",
+    "Exit codes for scan/vet: 0 approve, 1 reject, 3 review, 2 usage or operational error (a bad setting, "
+    "the hub unreachable, a port in use). Each command's --help ends with examples.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
