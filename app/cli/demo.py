@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console  # a type: the console is made in app/cli/console.py
 from rich.table import Table
 from rich.text import Text
 
 from app.cli import demo_service, exit_codes
+from app.cli.console import console
 from app.cli.demo_service import GateView
+from app.cli.options import command_examples
 from app.cli.progress import human_bytes
 from app.core.findings import Severity
 from app.core.report import Report
@@ -25,12 +27,24 @@ if TYPE_CHECKING:
     from app.examples import ExampleRepo
 
 DEFAULT_POLICY = Path("default")
+STORE_FILE = "hfvet-demo.db"  # the demo's store, in the --keep folder beside the example repos
+HUB_PORT = 8090  # the ports the next steps suggest: `hfvet hub serve` and `hfvet serve`'s defaults aside
+SERVE_PORT = 8000
 
 
+@command_examples(
+    ('the offline demo, through hfvet serve', 'hfvet demo'),
+    ('keep the example repos and the store, then browse them in the dashboard', 'hfvet demo --keep ./hfvet-demo'),
+    ('without a server', 'hfvet demo --in-process'),
+)
 def demo(
     policy: Annotated[Path, typer.Option("--policy", help="Trust policy (file or shipped name).")] = DEFAULT_POLICY,
     keep: Annotated[
-        Path | None, typer.Option("--keep", help="Write the example repos here and keep them (for hfvet scan).")
+        Path | None,
+        typer.Option("--keep", metavar="DIR",
+                     help="Keep the example repos in DIR (for `hfvet scan` and `hfvet hub serve`) and the demo's "
+                          f"store as DIR/{STORE_FILE} (for `hfvet serve` and its dashboard); the demo ends with "
+                          "the commands that use them."),
     ] = None,
     service: Annotated[
         bool, typer.Option("--service/--in-process",
@@ -41,11 +55,11 @@ def demo(
     """Offline demo: serve the bundled example repos with the fixture hub, start `hfvet serve`, vet each
     repo through POST /vet, print a table, then show the deploy gate for nvidia/... and canada-quant/...."""
     Settings()  # checked before the examples and the hub: a bad setting stops it here, not half-way
-    result = exit_codes.guard(lambda: run_demo(Console(), policy=policy, keep=keep, service=service))
+    result = exit_codes.guard(lambda: run_demo(console(), policy=policy, keep=keep, service=service))
     unexpected = [r.example.repo_id for r in result.rows if not r.as_expected]
     unexpected += [f"gate {g.repo} ({g.status})" for g in result.gates if not g.as_expected]
     if unexpected:
-        Console(stderr=True).print(Text(f"unexpected verdicts: {', '.join(unexpected)}", style="bold red"))
+        console(stderr=True).print(Text(f"unexpected verdicts: {', '.join(unexpected)}", style="bold red"))
         raise typer.Exit(exit_codes.EXIT_FAILED)
 
 
@@ -73,25 +87,29 @@ def run_demo(
     from app.hubfixture import FixtureHub
 
     with tempfile.TemporaryDirectory(prefix="hfvet-demo-") as tmp:
-        root = keep or Path(tmp) / "repos"
+        root = (keep or Path(tmp) / "repos").resolve()
         console.print(Text(f"writing example repos to {root}", style="dim"))
         examples = build_examples(root)
         with FixtureHub(root) as hub:
             console.print(Text(f"fixture hub at {hub.url}; vetting with policy {policy}", style="dim"))
             if service:
-                return _through_service(console, examples, hub.url, Path(tmp), policy)
+                store = (root if keep else Path(tmp)) / STORE_FILE
+                result = _through_service(console, examples, hub.url, store, Path(tmp) / "serve.log", policy)
+                print_next_steps(console, root if keep else None, store if keep else None)
+                return result
             settings = Settings().model_copy(update={"hf_endpoint": hub.url, "hf_token": None})
             rows = [DemoRow(ex, _vet(ex, settings, policy)) for ex in examples]
     console.print(demo_table(rows))
+    print_next_steps(console, root if keep else None, None)
     return DemoResult(rows, [])
 
 
 def _through_service(
-    console: Console, examples: list[ExampleRepo], hub_url: str, workdir: Path, policy: Path
+    console: Console, examples: list[ExampleRepo], hub_url: str, store: Path, log: Path, policy: Path
 ) -> DemoResult:
-    store_url = f"sqlite:///{workdir / 'store.db'}"
+    store_url = f"sqlite:///{store}"
     token = demo_service.vetter_token(store_url)
-    with demo_service.served_api(hub_url, store_url, policy, workdir / "serve.log") as url:
+    with demo_service.served_api(hub_url, store_url, policy, log) as url:
         console.print(Text(f"hfvet serve at {url} (store {store_url}); POST /vet?repo=...&wait=... per repo",
                            style="dim"))
         rows = [DemoRow(ex, demo_service.vet_through_api(url, token, ex.repo_id)) for ex in examples]
@@ -132,3 +150,23 @@ def _top_reasons(report: Report, limit: int = 3) -> str:
     if worst is not None and worst.severity.rank >= Severity.HIGH.rank:
         deciding.append(f"e.g. {worst.rule} in {worst.path}")
     return "\n".join(deciding) or "-"
+
+
+def print_next_steps(console: Console, repos: Path | None, store: Path | None) -> None:
+    """Where to go from here: the kept repos and store, with the commands that use them, or how to keep them."""
+    console.print(Text("\nNext steps:", style="bold"))
+    if repos is None:
+        console.print(Text("  the demo's store was temporary: `hfvet demo --keep DIR` keeps the example repos and "
+                           "the store, and ends with the commands that browse them in the dashboard"))
+    else:
+        console.print(Text(f"  example repos kept in {repos}; scan one locally:"))
+        console.print(Text(f"    hfvet scan {repos / 'canada-quant' / 'DeepSeek-V4-Flash-W4A16-FP8-MTP'}"))
+    if repos is not None and store is not None:
+        hub = f"http://127.0.0.1:{HUB_PORT}"
+        console.print(Text(f"  the demo's store kept as {store}; browse it with the dashboard:"))
+        console.print(Text(f"    hfvet hub serve --root {repos} --port {HUB_PORT} &"))
+        serve = f"HF_ENDPOINT={hub} HFVET_DATABASE_URL=sqlite:///{store} hfvet serve --port {SERVE_PORT}"
+        console.print(Text(f"    {serve}"))
+        console.print(Text(f"    then open http://127.0.0.1:{SERVE_PORT}/ui/"))
+    console.print(Text("  on the real hub: `hfvet vet ORG/NAME` (HF_TOKEN for gated repos), `hfvet gate ORG/NAME`, "
+                       "`hfvet download ORG/NAME --local-dir DIR`, and `hfvet serve` for the dashboard at /ui/"))

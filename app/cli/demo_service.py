@@ -9,6 +9,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from app.settings import Settings, child_environment
 PROJECT = Path(__file__).resolve().parents[2]  # the child runs this very code, installed or not
 START_TIMEOUT = 60.0
 VET_WAIT = 120.0
+TOKEN_LIFETIME = timedelta(hours=1)  # outlives any demo run
 GATED = {"nvidia/DeepSeek-V4-Flash-NVFP4": 200, "canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP": 403}
 
 
@@ -46,10 +48,15 @@ class GateView:
 
 
 def vetter_token(store_url: str) -> str:
-    """A vetter token in the demo's own store (what `hfvet token create --role vetter` does)."""
+    """A vetter token in the demo's own store (what `hfvet token create --role vetter` does).
+
+    Named by the time and short-lived: a store kept with --keep may be reused by the next demo, and
+    must not hold a live token nobody asked for."""
     store = open_store(Settings().model_copy(update={"database_url": SecretStr(store_url)}))
+    now = datetime.now(UTC)
     try:
-        return tokens.create(store, "demo", "vetter", actor="demo")
+        return tokens.create(store, f"demo-{now:%Y%m%dT%H%M%S.%f}", "vetter", actor="demo",
+                             expires_at=now + TOKEN_LIFETIME)
     finally:
         store.close()
 

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from app.cli import exit_codes, ids
+from app.cli.console import console
 from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.gate_args import OPTIONS, remote
+from app.cli.options import RepoArg, command_examples
 from app.cli.progress import download_progress, human_bytes
 from app.core import manifest_json
 from app.core.gate import Approved
@@ -23,8 +24,13 @@ from app.setting_checks import bad_url_lines
 from app.settings import Settings
 
 
+@command_examples(
+    ('the approved files, verified, into ./model', 'hfvet download nvidia/DeepSeek-V4-Flash-NVFP4 --local-dir ./model'),
+    ("the gate's answer from a server",
+     "hfvet download nvidia/DeepSeek-V4-Flash-NVFP4 --local-dir ./model --server http://hfvet:8000"),
+)
 def download_cmd(
-    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    repo: RepoArg,
     local_dir: Annotated[
         Path, typer.Option("--local-dir", "-d", help="Where the verified files go (created if missing).")
     ],
@@ -66,7 +72,7 @@ def download_cmd(
         lambda: _remote(where.server, where.token, repo, revision) if where.server else _local(repo, revision))
     landed = exit_codes.guard(lambda: _download(settings, approval, local_dir))
     sys.stdout.write(landed.sha + "\n")
-    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
+    console(stderr=True).print(Text(
         f"verified {len(landed.files)} files ({human_bytes(landed.total_bytes)}) of {landed.repo}@{landed.sha} "
         f"into {landed.local_dir}"))
 
@@ -124,6 +130,6 @@ def _download(settings: Settings, approval: Approval, local_dir: Path) -> Landed
         with download_progress(total, f"{approval.repo}@{approval.sha[:12]}") as on_file:
             return download(approval.repo, approval.sha, approval.files, local_dir, fetch, on_file=on_file)
     except VerificationError as exc:
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err = console(stderr=True)
         err.print(Text.assemble(("refused: ", "bold red"), str(exc)))
         raise typer.Exit(exit_codes.EXIT_TAMPERED) from exc

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a reject verdict, or a check that found problems (policy test, docs --check)
-EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreachable
+EXIT_ERROR = 2  # usage or operational error: bad path, bad policy, hub unreachable, a port in use
 EXIT_REVIEW = 3
 EXIT_NOT_VETTED = 4  # hfvet gate: nothing stored for that revision
 EXIT_MOVED = 5  # hfvet gate: the branch moved past the newest approved commit
@@ -35,10 +35,11 @@ def for_verdict(verdict: Verdict) -> int:
 def fail(*lines: str) -> NoReturn:
     """Print each line as an error on stderr and exit 2."""
     import typer  # on use: `hfvet gate --server` runs without typer (app/cli/gate_fast.py)
-    from rich.console import Console
     from rich.text import Text
 
-    err = Console(stderr=True, highlight=False)
+    from app.cli.console import console
+
+    err = console(stderr=True)
     for line in lines:
         err.print(Text.assemble(("error: ", "bold red"), line))
     raise typer.Exit(EXIT_ERROR)

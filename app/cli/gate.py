@@ -14,7 +14,8 @@ import typer
 
 from app.cli import exit_codes, ids
 from app.cli.gate_answer import exit_for, print_answer, refusal_lines
-from app.cli.gate_args import FORMATS, OPTIONS, remote
+from app.cli.gate_args import OPTIONS, GateFormat, remote
+from app.cli.options import RepoArg, command_examples
 
 if TYPE_CHECKING:
     from app.services.gating import GateResult
@@ -22,15 +23,23 @@ if TYPE_CHECKING:
 __all__ = ["exit_for", "explain_refusal", "gate_cmd", "local_gate"]
 
 
+@command_examples(
+    ("in a deploy script: pin exactly the approved commit",
+     "sha=$(hfvet gate nvidia/DeepSeek-V4-Flash-NVFP4) && "
+     "vllm serve nvidia/DeepSeek-V4-Flash-NVFP4 --revision \"$sha\""),
+    ("ask an hfvet server instead of the local store",
+     "HFVET_SERVER=http://hfvet:8000 hfvet gate nvidia/DeepSeek-V4-Flash-NVFP4 --format json"),
+)
 def gate_cmd(
-    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    repo: RepoArg,
     revision: Annotated[
         str | None,
         typer.Option(*OPTIONS["revision"],
                      help="Commit sha (full, or the first 7+ hex of a vetted one), branch or tag "
                           "(default: the newest approved commit)."),
     ] = None,
-    fmt: Annotated[str, typer.Option(*OPTIONS["fmt"], help="text (the sha alone) or json.")] = "text",
+    fmt: Annotated[GateFormat, typer.Option(*OPTIONS["fmt"], help="The approved sha alone, or the whole answer.")
+                   ] = GateFormat.text,
     server: Annotated[
         str | None,
         typer.Option(*OPTIONS["server"],
@@ -44,8 +53,6 @@ def gate_cmd(
     Exit codes: 0 approved, 1 rejected or waiting for review, 4 not vetted, 5 the branch moved past
     the newest approved commit, 2 error (the hub or the server unreachable: fails closed).
     """
-    if fmt not in FORMATS:
-        exit_codes.fail(f"--format must be text or json, not {fmt!r}")
     repo, revision = ids.repo_id(repo), ids.revision(revision)  # before any store, hub or server is asked
     where = remote(server, token)  # HFVET_SERVER / HFVET_TOKEN read as the fast twin reads them
     if where.server and (lines := where.bad_settings()):
@@ -96,10 +103,11 @@ def explain_refusal(doc: dict[str, Any], repo: str, revision: str | None) -> Non
 
 def _styled(lines: list[str]) -> None:
     """A refusal's lines on stderr, the headline in bold red (rich loads only for a refusal)."""
-    from rich.console import Console
     from rich.text import Text
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    from app.cli.console import console
+
+    err = console(stderr=True)
     headline, *reasons = lines
     err.print(Text.assemble(("refused: ", "bold red"), headline.removeprefix("refused: ")))
     for reason in reasons:

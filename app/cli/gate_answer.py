@@ -15,6 +15,9 @@ from typing import Any
 from app.cli import exit_codes
 from app.core.ids import is_commit
 
+# The answer's status code as a sentence says it ("is not vetted", not "is not-vetted").
+_STATUS_PHRASE = {"not-vetted": "is not vetted", "moved": "has moved past the newest approved commit",
+                  "denied": "is denied"}
 _EXIT = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "moved": exit_codes.EXIT_MOVED, "denied": exit_codes.EXIT_FAILED}
 
 
@@ -32,7 +35,8 @@ def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[
     where = f"{doc.get('repo') or repo}@{doc.get('revision') or revision or '(newest approved)'}"
     policy = (doc.get("policy") or {}).get("name", "?")
     verdict = f" ({doc['verdict']})" if "verdict" in doc else ""
-    return [f"refused: {where} is {doc.get('status')}{verdict} under policy {policy}",
+    status = str(doc.get("status"))
+    return [f"refused: {where} {_STATUS_PHRASE.get(status, f'is {status}')}{verdict} under policy {policy}",
             *(f"  - {reason}" for reason in doc.get("reasons") or [])]
 
 

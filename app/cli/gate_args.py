@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 
 from app.setting_checks import bad_url_lines, env_value
 
 # Each value-taking option of `gate`, by the parameter it fills: typer declares them from here, the fast twin
 # parses them from here.
 OPTIONS = {"revision": ("--revision", "-r"), "fmt": ("--format", "-f"), "server": ("--server",), "token": ("--token",)}
-FORMATS = ("text", "json")
+
+
+class GateFormat(StrEnum):
+    """--format of `gate`: the sha alone, or the whole answer as JSON (typer shows the choices in --help)."""
+
+    text = "text"
+    json = "json"
+
+
+FORMATS = tuple(GateFormat)
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,27 @@ from typing import Annotated
 import typer
 
 from app.cli import exit_codes
+from app.cli.listen import listen
+from app.cli.options import examples
+
+LOOPBACK = "127.0.0.1"  # a fixture hub is for this host unless --host says otherwise
 
 hub_app = typer.Typer(help="The offline fixture hub (a stand-in for the Hugging Face Hub).", no_args_is_help=True)
 
 
-@hub_app.command("serve")
+@hub_app.command("serve", epilog=examples(
+    ("the demo's example repos on :8090, for HF_ENDPOINT", 'hfvet hub serve --root ./hub --examples --port 8090'),
+    ("a folder of ORG/NAME repos, answering like a distant hub",
+     "hfvet hub serve --root ./repos --port 8090 --latency-ms 50"),
+))
 def hub_serve(
     root: Annotated[Path, typer.Option("--root", help="Directory of ORG/NAME repo folders (docs/fixture-hub.md).")],
-    host: Annotated[str, typer.Option("--host", help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port (0 picks a free one).")] = 0,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind: loopback by default; 0.0.0.0 for a container's hub.")
+    ] = LOOPBACK,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0 picks a free one; in use: exit 2, naming it).")
+    ] = 0,
     latency_ms: Annotated[
         float, typer.Option("--latency-ms", min=0, help="Hold every request back this long, like a remote hub.")
     ] = 0,
@@ -35,5 +47,6 @@ def hub_serve(
         build_examples(root)
     if not root.is_dir():
         exit_codes.fail(f"--root is not a directory: {root}")
-    serve(root, host, port, latency_ms=latency_ms, log_level="warning" if quiet else "info",
-          on_ready=lambda url: typer.echo(f"fixture hub serving {root} at {url}"))
+    sock = listen(host, port)
+    serve(root, host, port, latency_ms=latency_ms, log_level="warning" if quiet else "info", sock=sock,
+          on_ready=lambda url: typer.echo(f"fixture hub serving {root} at {url} (use it as HF_ENDPOINT={url})"))

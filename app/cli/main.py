@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand
 from typer.main import get_group
 
-from app.cli import exit_codes
+from app.cli import exit_codes, help_style
 from app.setting_checks import SettingsError  # not app.settings: help and `gate --server` stay without pydantic
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ COMMANDS: dict[str, CommandRef] = {
 }
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(help_style.Group):
     """A group whose commands are imported by name, on first use; its help lists them unimported."""
 
     listing = False  # set while help is formatted: commands are then only named and summarised
@@ -69,6 +69,13 @@ class LazyGroup(TyperGroup):
         if cmd_name in COMMANDS:
             return listed_command(cmd_name) if self.listing else load_command(cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """Bare `hfvet` prints its help and exits 0: asking what it does is not a usage error."""
+        if not args and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help())
+            ctx.exit(exit_codes.EXIT_OK)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Context) -> Any:
         """Every command builds its Settings on start; a bad one is a usage error (exit 2), not a traceback."""
@@ -98,25 +105,50 @@ def load_command(name: str) -> Command:
     holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     holder.callback()(lambda: None)  # a callback keeps the holder a group, whatever it holds
     if isinstance(target, typer.Typer):
-        holder.add_typer(target, name=name)
-    else:
-        holder.command(name)(target)
+        _styled(target)
+        holder.add_typer(target, name=name, cls=help_style.Group)
+    else:  # its Examples come with it (app/cli/options.py command_examples)
+        holder.command(name, cls=help_style.Command, epilog=getattr(target, "epilog", None))(target)
     return get_group(holder).commands[name]
+
+
+def _styled(group: typer.Typer) -> None:
+    """Every command of a sub-Typer (and of its own sub-Typers) built with help_style's classes."""
+    for info in group.registered_commands:  # typer fills in its own TyperCommand: replace exactly that
+        info.cls = help_style.Command if info.cls in (None, TyperCommand) else info.cls
+    for sub in group.registered_groups:
+        sub.cls = help_style.Group
+        if sub.typer_instance is not None:
+            _styled(sub.typer_instance)
 
 
 app = typer.Typer(
     name="hfvet",
     cls=LazyGroup,
     help="Vet Hugging Face checkpoints before any weights touch a GPU.\n\n"
-    "Exit codes for scan/vet: 0 approve, 1 reject, 3 review, 2 usage or operational error.",
+    "Exit codes for scan/vet: 0 approve, 1 reject, 3 review, 2 usage or operational error (a bad setting, "
+    "the hub unreachable, a port in use). Each command's --help ends with examples.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 
 
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        from app.cli.version import print_version  # on use: the policy engine and the scanners
+
+        print_version()
+        raise typer.Exit(exit_codes.EXIT_OK)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                           help="Print the hfvet version, the active policy (name, sha256) and each engine's version.")
+    ] = False,
+) -> None:
     """Typer needs a callback (or a command) up front; the commands come from LazyGroup."""
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -17,6 +18,7 @@ class OutputFormat(StrEnum):
     sarif = "sarif"
 
 
+RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="The repo on the hub.", show_default=False)]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
 PolicyOpt = Annotated[
     Path | None,
@@ -36,6 +38,20 @@ def examples(*cases: tuple[str, str]) -> str:
     """
     blocks = [f"# {what}\n{command}".replace("[", r"\[") for what, command in cases]
     return "\n\n".join(["Examples:", *blocks])
+
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def command_examples(*cases: tuple[str, str]) -> Callable[[F], F]:
+    """``examples(...)`` for a top-level command: app/cli/main.py registers those, so the epilog rides on
+    the function (``@command_examples(("what it does", "hfvet ...")), ...)``) and it adds it there."""
+
+    def mark(command: F) -> F:
+        command.epilog = examples(*cases)  # type: ignore[attr-defined]  # read by app/cli/main.py load_command
+        return command
+
+    return mark
 
 
 ShowInfoOpt = Annotated[bool, typer.Option("--show-info", help="Also list info findings in text output.")]

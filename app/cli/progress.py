@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from app.cli.console import console
 from app.core.ports import ProgressFn
 from app.core.report import FileReport
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # a type only: importing downloads would load the gate and th
 @contextmanager
 def vet_progress(total_files: int, label: str, *, enabled: bool | None = None) -> Iterator[ProgressFn | None]:
     """Yield a pipeline progress callback, or None when stderr is not a terminal."""
-    console = Console(stderr=True)
+    err = console(stderr=True)
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
@@ -33,7 +33,7 @@ def vet_progress(total_files: int, label: str, *, enabled: bool | None = None) -
         TextColumn("files · {task.fields[read]} read · {task.fields[last]}"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task(label, total=total_files, read="0 B", last="")
 
         def update(file: FileReport, bytes_read: int) -> None:
@@ -55,7 +55,7 @@ def download_progress(total_bytes: int, label: str, *, enabled: bool | None = No
         TextColumn("{task.fields[last]}"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    with Progress(*columns, console=console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=total_bytes, last="")
 
         def update(path: str, size: int) -> None:

@@ -6,10 +6,11 @@ import getpass
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from app.cli import exit_codes, ids
+from app.cli.console import console
+from app.cli.options import RepoArg, command_examples
 from app.errors import HfvetError
 from app.setting_checks import bad_url_lines
 from app.settings import Settings, reveal
@@ -20,8 +21,15 @@ _REFUSED = {"not-vetted": exit_codes.EXIT_NOT_VETTED, "already-approved": exit_c
             "role-too-low": exit_codes.EXIT_FAILED}
 
 
+@command_examples(
+    ("approve a commit whose verdict is review",
+     "hfvet review nvidia/DeepSeek-V4-Flash-NVFP4 --revision <sha> --approve --reason \"code read by A. Reviewer\""),
+    ("reject a commit through a server (token from HFVET_TOKEN)",
+     "hfvet review nvidia/DeepSeek-V4-Flash-NVFP4 --revision <sha> --reject --reason \"unpinned installer\" "
+     "--server http://hfvet:8000"),
+)
 def review_cmd(
-    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    repo: RepoArg,
     revision: Annotated[str, typer.Option("--revision", "-r",
                                           help="The vetted commit: its sha, or the first 7+ hex of it.")],
     reason: Annotated[str, typer.Option("--reason", help="Why (required; kept in the audit log).")],
@@ -102,7 +110,7 @@ def _recorded(decision: str, repo: str, revision: str, by: str, approved: bool) 
 def _refused(code: str, message: str) -> NoReturn:
     if code not in _REFUSED:
         exit_codes.fail(message)
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    console(stderr=True).print(
         Text.assemble(("refused: ", "bold red"), f"{message} [{code}]"))
     raise typer.Exit(_REFUSED[code])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from app.cli import exit_codes
+from app.cli.listen import listen
+from app.cli.options import command_examples
 from app.settings import Settings
 
 # How long the event loop may wait for the GIL while one of the server's threads runs Python (storing a
@@ -21,11 +24,17 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
 
+@command_examples(
+    ('the API and the dashboard at http://127.0.0.1:8000/ui/', 'hfvet serve'),
+    ('another port, against a mirror', 'HF_ENDPOINT=https://hub.example.com hfvet serve --port 8001'),
+    ("on every interface (needs a live token: hfvet token create --role admin --name ops)",
+     "hfvet serve --host 0.0.0.0"),
+)
 def serve(
     host: Annotated[
         str, typer.Option("--host", help="Address to bind (loopback unless a live token exists).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port.")] = 8000,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (in use: exit 2, naming it).")] = 8000,
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log one line per request.")
     ] = True,
@@ -48,6 +57,9 @@ def serve(
 
     On SIGTERM, requests in flight get HFVET_SHUTDOWN_TIMEOUT seconds; gate answers still resolving
     referenced repos' branches on the hub stop at once.
+
+    It starts by printing the hub it vets from (HF_ENDPOINT), the store (HFVET_DATABASE_URL, password
+    masked) and the dashboard's URL. Exit 2: a bad setting, or the port in use (pick another with --port).
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
@@ -62,15 +74,33 @@ def serve(
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
-    sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
-    api = create_app(settings)
-    run_until_stopped(api, host=host, port=port, log_level="info", access_log=access_log,
-                      http=header_limited(settings.max_header_bytes, settings.max_headers),
-                      proxy_headers=True, forwarded_allow_ips=proxies,
-                      timeout_graceful_shutdown=settings.shutdown_timeout)
+    with listen(host, port) as sock:  # before the app is built: a port in use is one line, not uvicorn's exit 3
+        port = sock.getsockname()[1]
+        sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
+        api = create_app(settings)
+        for line in startup_lines(settings, host, port):
+            typer.echo(line, err=True)
+        run_until_stopped(api, sockets=[sock], host=host, port=port, log_level="info", access_log=access_log,
+                          http=header_limited(settings.max_header_bytes, settings.max_headers),
+                          proxy_headers=True, forwarded_allow_ips=proxies,
+                          timeout_graceful_shutdown=settings.shutdown_timeout)
 
 
-def run_until_stopped(api: FastAPI, **config: Any) -> None:
+def startup_lines(settings: Settings, host: str, port: int) -> list[str]:
+    """What this server uses and where to find it: the hub, the store (password masked), the dashboard."""
+    from app.redact import mask_url
+    from app.sources.hub import endpoint_of
+
+    shown = f"[{host}]" if ":" in host else host
+    origin = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}"  # noqa: S104 - a wildcard
+    hub = endpoint_of(settings.hf_endpoint)
+    hub_from = "HF_ENDPOINT" if settings.hf_endpoint else "the default; set HF_ENDPOINT for a mirror"
+    return [f"hfvet serve: hub {hub} ({hub_from})",
+            f"hfvet serve: store {mask_url(settings.store_url())} (HFVET_DATABASE_URL)",
+            f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)"]
+
+
+def run_until_stopped(api: FastAPI, sockets: list[socket.socket] | None = None, **config: Any) -> None:
     """uvicorn.run, with SIGTERM/SIGINT also telling gate answers in flight to stop resolving (app.server).
 
     uvicorn's graceful shutdown waits for requests in flight; one resolving thousands of references
@@ -85,7 +115,7 @@ def run_until_stopped(api: FastAPI, **config: Any) -> None:
             stop_answers(api)
             super().handle_exit(sig, frame)
 
-    Server(uvicorn.Config(api, **config)).run()
+    Server(uvicorn.Config(api, **config)).run(sockets=sockets)
 
 
 def forwarded_allow_ips(value: str) -> list[str]:

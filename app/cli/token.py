@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from app.cli import exit_codes
-from app.core.principals import ROLES
+from app.cli.console import console
+from app.cli.options import examples
 from app.services import tokens
 from app.services.store import open_store
 from app.settings import Settings
 
 token_app = typer.Typer(help="API tokens (stored hashed; a secret is shown once).", no_args_is_help=True)
+
+
+
+class Role(StrEnum):
+    """--role's choices: app/core/principals.py ROLES, in its order (a test keeps the two equal)."""
+
+    reader = "reader"
+    vetter = "vetter"
+    reviewer = "reviewer"
+    admin = "admin"
+
 
 # 90 days: a leaked token stops working within a quarter, yet CI is not re-keyed every month.
 DEFAULT_EXPIRY = "90d"
@@ -40,9 +52,12 @@ def expiry(text: str, now: datetime) -> datetime | None:
     return now + lifetime
 
 
-@token_app.command("create")
+@token_app.command("create", epilog=examples(
+    ('a token for CI that may vet', 'hfvet token create --role vetter --name ci'),
+    ('an admin token for a day', 'hfvet token create --role admin --name ops --expires-in 1d'),
+))
 def create(
-    role: Annotated[str, typer.Option("--role", help=f"One of {', '.join(ROLES)}.")],
+    role: Annotated[Role, typer.Option("--role", help="What it may do: each role may do what the ones before it may.")],
     name: Annotated[str, typer.Option("--name", help="A unique name, recorded as the actor in the audit log.")],
     expires_in: Annotated[
         str,
@@ -58,17 +73,19 @@ def create(
         exit_codes.fail(str(exc))
     store = exit_codes.guard(lambda: open_store(Settings()))
     try:
-        secret = tokens.create(store, name, role, actor="cli", expires_at=expires_at)
+        secret = tokens.create(store, name, role.value, actor="cli", expires_at=expires_at)
     except ValueError as exc:
         exit_codes.fail(str(exc))
     finally:
         store.close()
     until = f"expires {_when(expires_at)}" if expires_at else "never expires"
-    typer.echo(f"created {role} token {name!r} ({until}); store it now, it is not shown again:")
+    typer.echo(f"created {role.value} token {name!r} ({until}); store it now, it is not shown again:")
     typer.echo(secret)
 
 
-@token_app.command("list")
+@token_app.command("list", epilog=examples(
+    ('every token, its role, expiry and state', 'hfvet token list'),
+))
 def list_cmd() -> None:
     """Every token's name, role, expiry and state (live, expired, revoked); never the secret."""
     store = exit_codes.guard(lambda: open_store(Settings()))
@@ -84,10 +101,12 @@ def list_cmd() -> None:
             state = f"revoked {_when(row.revoked_at)}"
         table.add_row(row.name, row.role, _when(row.created_at),
                       _when(row.expires_at) if row.expires_at else "never", state)
-    Console().print(table)
+    console().print(table)
 
 
-@token_app.command("revoke")
+@token_app.command("revoke", epilog=examples(
+    ('stop a leaked token at once', 'hfvet token revoke ci'),
+))
 def revoke(name: Annotated[str, typer.Argument(help="The token's name.")]) -> None:
     """Revoke a token at once; requests with it get 401 from then on."""
     store = exit_codes.guard(lambda: open_store(Settings()))

@@ -10,7 +10,8 @@ import typer
 from pydantic import SecretStr
 
 from app.cli import exit_codes, ids
-from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, ShowInfoOpt, TimeoutOpt
+from app.cli.console import console
+from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, RepoArg, ShowInfoOpt, TimeoutOpt, command_examples
 from app.cli.progress import vet_progress
 from app.core.ids import is_commit
 from app.core.limits import Limits
@@ -18,6 +19,7 @@ from app.core.ports import SourceError
 from app.core.report import Report
 from app.errors import HfvetError
 from app.render import RENDERERS
+from app.render.text import TextRenderer
 from app.services.vetting import default_limits, record, scan_local, vet_remote
 from app.setting_checks import bad_url_lines
 from app.settings import Settings
@@ -26,6 +28,12 @@ if TYPE_CHECKING:
     from app.db.session import Store
 
 
+@command_examples(
+    ('a downloaded snapshot, as the third party it is unless --repo says', 'hfvet scan ./snapshot'),
+    ("a huggingface_hub cache snapshot, stored under its repo for the record",
+     "hfvet scan ~/.cache/huggingface/hub/models--org--name/snapshots/<sha> --repo org/name"),
+    ('one file, as JSON for a script', 'hfvet scan model.bin --format json > report.json'),
+)
 def scan(
     path: Annotated[Path, typer.Argument(help="A downloaded snapshot directory or a single file.")],
     repo: Annotated[
@@ -65,8 +73,14 @@ def scan(
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
 
 
+@command_examples(
+    ('a repo on the Hugging Face Hub (HF_TOKEN for gated repos)', 'hfvet vet nvidia/DeepSeek-V4-Flash-NVFP4'),
+    ("a tag, under the strict policy, as SARIF for code scanning",
+     "hfvet vet nvidia/DeepSeek-V4-Flash-NVFP4 --revision v1.0 --policy strict --format sarif"),
+    ('a mirror or the fixture hub', 'HF_ENDPOINT=http://127.0.0.1:8090 hfvet vet nvidia/DeepSeek-V4-Flash-NVFP4'),
+)
 def vet(
-    repo: Annotated[str, typer.Argument(help="ORG/NAME on the hub.")],
+    repo: RepoArg,
     revision: Annotated[str, typer.Option("--revision", "-r", help="Branch, tag or commit sha.")] = "main",
     policy: PolicyOpt = None,
     fmt: FormatOpt = OutputFormat.text,
@@ -136,7 +150,9 @@ def snapshot_commit(path: Path) -> str | None:
 
 
 def emit(report: Report, fmt: str, show_info: bool) -> None:
-    sys.stdout.write(RENDERERS[fmt].render(report, show_info=show_info))
+    """The report on stdout; text as wide as this invocation's console allows (whole ids and URLs when piped)."""
+    renderer = TextRenderer(probe=console) if fmt == OutputFormat.text else RENDERERS[fmt]
+    sys.stdout.write(renderer.render(report, show_info=show_info))
 
 
 def _limits(settings: Settings, timeout: float | None) -> Limits:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli import exit_codes
+from app.cli.options import command_examples
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
 QUEUES = ["vets", "revet"]  # app.jobs.connection.VET_QUEUE, REVET_QUEUE (kept light: --help imports nothing)
 
 
+@command_examples(
+    ("run queued vets (HFVET_QUEUE=procrastinate, a PostgreSQL store)",
+     "HFVET_DATABASE_URL=postgresql+psycopg://hfvet@db/hfvet hfvet worker --concurrency 4"),
+    ('with Prometheus metrics on :9100', 'hfvet worker --metrics-port 9100'),
+)
 def worker(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, max=64, help="Vets this worker runs at once.")
@@ -46,7 +52,12 @@ def worker(
     if metrics_port:
         from prometheus_client import start_http_server
 
-        start_http_server(metrics_port)
+        from app.cli.listen import cannot_listen
+
+        try:
+            start_http_server(metrics_port)
+        except OSError as exc:
+            cannot_listen(exc, "0.0.0.0", metrics_port, flag="--metrics-port")  # noqa: S104 - where it binds
     typer.echo(f"hfvet worker: {concurrency} at once on queues {', '.join(QUEUES)} (nice {os.nice(0)})", err=True)
     try:
         asyncio.run(_run(app, store, concurrency, settings.worker_heartbeat_seconds))

@@ -28,10 +28,11 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     log_level: str = "info",
     latency_ms: float = 0,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve ``root`` until interrupted (Ctrl-C). ``on_ready`` gets the base URL once bound
-    (useful with ``port=0``, which picks a free port)."""
-    sock = _bind(host, port)
+    (useful with ``port=0``, which picks a free port). ``sock``, if given, is already bound to host:port."""
+    sock = sock or _bind(host, port)
     server = _server(create_app(root, tokens=tokens, latency_ms=latency_ms), log_level)
     if on_ready is not None:
         on_ready(_url(host, sock))

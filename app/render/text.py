@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
@@ -24,10 +25,17 @@ VERDICT_STYLE = {"approve": "bold green", "review": "bold yellow", "reject": "bo
 
 
 class TextRenderer:
-    """Rich text for a terminal (styled there, plain when piped), as ``Console()`` would print it."""
+    """Rich text for a terminal (styled there, plain when piped), as ``probe()`` would print it.
+
+    ``probe`` makes the Console whose width and colour support the text takes: a plain ``Console()``
+    by default; the command line passes its own (app/cli/console.py: never cut at 80 columns when piped).
+    """
+
+    def __init__(self, probe: Callable[[], Console] = Console) -> None:
+        self.probe = probe
 
     def render(self, report: Report, *, show_info: bool = False) -> str:
-        probe = Console()  # the terminal this run writes to: its width and colour support
+        probe = self.probe()  # the terminal this run writes to: its width and colour support
         buffer = io.StringIO()
         console = Console(file=buffer, width=probe.width, color_system="auto" if probe.color_system else None,
                           force_terminal=probe.is_terminal, legacy_windows=False)

@@ -3,10 +3,14 @@ the deploy gate approves the vendor repo and refuses the third-party one."""
 
 import re
 from io import StringIO
+from pathlib import Path
 
+import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
-from app.cli.demo import run_demo
+from app.cli.demo import STORE_FILE, run_demo
+from app.cli.main import app
 from app.cli.progress import vet_progress
 from app.core.verdict import Verdict
 
@@ -38,9 +42,35 @@ def test_the_in_process_demo_needs_no_server() -> None:
     out = StringIO()
     result = run_demo(Console(file=out, width=200), service=False)
     assert all(row.as_expected for row in result.rows) and result.gates == []
-    assert CANADA in out.getvalue() and "hfvet serve" not in out.getvalue()
+    assert CANADA in out.getvalue() and "hfvet serve at" not in out.getvalue()  # no server started
 
 
 def test_progress_is_off_when_not_a_terminal() -> None:
     with vet_progress(3, "x", enabled=False) as progress:
         assert progress is None
+
+
+def test_the_demo_keeps_its_store_when_asked_and_says_how_to_browse_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped, as in a CI log: ids and URLs whole; then the next steps, with the kept store's path."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    keep = tmp_path / "kept"
+    result = CliRunner().invoke(app, ["demo", "--keep", str(keep)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any(NVIDIA in line and "approve" in line for line in lines)  # one table row, not `-V4-Flash-NVFP4`
+    assert any(CANADA in line and "reject" in line for line in lines)
+    assert any(re.search(rf"'http://127\.0\.0\.1:\d+/gate\?repo={CANADA}'", line) for line in lines)
+    store = keep.resolve() / STORE_FILE
+    assert store.is_file() and (keep / CANADA / "README.md").is_file()
+    assert f"HFVET_DATABASE_URL=sqlite:///{store}" in result.stdout and "/ui/" in result.stdout
+    assert f"hfvet hub serve --root {keep.resolve()}" in result.stdout
+    again = CliRunner().invoke(app, ["demo", "--keep", str(keep)])  # a kept store is reused, not refused
+    assert again.exit_code == 0, again.output
+
+
+def test_without_keep_the_demo_says_how_to_keep_its_store() -> None:
+    out = StringIO()
+    run_demo(Console(file=out, width=200), service=False)
+    assert "Next steps:" in out.getvalue() and "hfvet demo --keep DIR" in out.getvalue()

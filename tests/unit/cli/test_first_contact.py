@@ -1,0 +1,70 @@
+"""A newcomer's path onward (issue 27 items 3 and 9): `--version`, what `serve` says at start, a port in
+use as one line naming it, and `hub serve` on loopback unless told otherwise."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+from typer.testing import CliRunner
+
+import app.hubfixture as hubfixture
+from app import __version__
+from app.cli.main import app
+from app.cli.serve import startup_lines
+from app.core.scanners import all_scanners
+from app.services.policies import active_policy
+from app.settings import Settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        yield sock.getsockname()[1]
+
+
+def test_version_names_hfvet_the_active_policy_and_every_engine() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    policy = active_policy(Settings())
+    assert result.stdout.splitlines()[0] == f"hfvet {__version__}"
+    assert f"policy {policy.name} sha256:{policy.sha256}" in result.stdout
+    for scanner in all_scanners():
+        assert f"  {scanner.name} {scanner.version()}" in result.stdout.splitlines()
+
+
+def test_serve_says_which_hub_store_and_dashboard_it_uses_with_the_password_masked() -> None:
+    settings = Settings().model_copy(update={
+        "hf_endpoint": "http://mirror.example:8090",
+        "database_url": SecretStr("postgresql+psycopg://hfvet:s3cret@db/hfvet")})
+    lines = "\n".join(startup_lines(settings, "0.0.0.0", 8123))  # noqa: S104 - only printed
+    assert "hub http://mirror.example:8090 (HF_ENDPOINT)" in lines
+    assert "postgresql+psycopg://hfvet:***@db/hfvet" in lines and "s3cret" not in lines
+    assert "http://127.0.0.1:8123/ui/" in lines
+
+
+@pytest.mark.parametrize("command", [["serve"], ["hub", "serve", "--root", "."]], ids=" ".join)
+def test_a_port_in_use_is_one_line_naming_it_and_the_flag(command: list[str], taken_port: int) -> None:
+    result = runner.invoke(app, [*command, "--port", str(taken_port)])
+    assert result.exit_code == 2, result.output
+    assert f"port {taken_port} on 127.0.0.1 is already in use" in result.stderr and "--port" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_hub_serve_binds_loopback_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_serve(root: Path, host: str, port: int, **kwargs: Any) -> None:
+        seen.update(host=host, bound=kwargs["sock"].getsockname()[0])
+        kwargs["sock"].close()
+
+    monkeypatch.setattr(hubfixture, "serve", fake_serve)
+    result = runner.invoke(app, ["hub", "serve", "--root", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert seen == {"host": "127.0.0.1", "bound": "127.0.0.1"}
