@@ -59,7 +59,8 @@ def serve(
     referenced repos' branches on the hub stop at once.
 
     It starts by printing the hub it vets from (HF_ENDPOINT), the store (HFVET_DATABASE_URL, password
-    masked) and the dashboard's URL. Exit 2: a bad setting, or the port in use (pick another with --port).
+    masked) and the dashboard's URL. Exit 2: a bad setting, a store it cannot open, or the port in use (pick
+    another with --port).
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
@@ -70,7 +71,10 @@ def serve(
         proxies = forwarded_allow_ips(settings.forwarded_allow_ips)
     except ValueError as exc:
         exit_codes.fail(str(exc))
-    if not is_loopback(host) and not exit_codes.guard(lambda: _has_tokens(settings)):
+    # The store is opened here first, for every host: one it cannot open is one line and exit 2, not the
+    # traceback of a failed startup and uvicorn's exit 3.
+    has_tokens = exit_codes.guard(lambda: _has_tokens(settings))
+    if not is_loopback(host) and not has_tokens:
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
