@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 if TYPE_CHECKING:
@@ -55,3 +56,10 @@ class Group(TyperGroup):
 
     def get_params(self, ctx: Context) -> list[Parameter]:
         return tidy(super().get_params(ctx))
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """A bare group (`hfvet`, `hfvet token`) prints its help and exits 0: asking what it does is no usage error."""
+        if not args and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)

@@ -70,13 +70,6 @@ class LazyGroup(help_style.Group):
             return listed_command(cmd_name) if self.listing else load_command(cmd_name)
         return super().get_command(ctx, cmd_name)
 
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        """Bare `hfvet` prints its help and exits 0: asking what it does is not a usage error."""
-        if not args and not ctx.resilient_parsing:
-            typer.echo(ctx.get_help())
-            ctx.exit(exit_codes.EXIT_OK)
-        return super().parse_args(ctx, args)
-
     def invoke(self, ctx: Context) -> Any:
         """Every command builds its Settings on start; a bad one is a usage error (exit 2), not a traceback."""
         try:

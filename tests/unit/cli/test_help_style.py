@@ -56,3 +56,9 @@ def test_the_role_choices_are_the_roles() -> None:
 def test_bare_hfvet_prints_its_help_and_exits_0() -> None:
     result = runner.invoke(app, [])
     assert result.exit_code == 0 and "Usage: hfvet" in result.output and "vet" in result.output
+
+
+@pytest.mark.parametrize("group", ["token", "policy", "db", "hub"])
+def test_a_bare_group_prints_its_help_and_exits_0(group: str) -> None:
+    result = runner.invoke(app, [group])
+    assert result.exit_code == 0 and f"Usage: hfvet {group}" in result.output, result.output
