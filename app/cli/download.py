@@ -13,6 +13,7 @@ from rich.text import Text
 from app.cli import exit_codes, ids
 from app.cli.console import console
 from app.cli.gate import exit_for, explain_refusal, local_gate
+from app.cli.gate_answer import print_warnings
 from app.cli.gate_args import OPTIONS, remote
 from app.cli.options import RepoArg, command_examples
 from app.cli.progress import download_progress, human_bytes
@@ -90,6 +91,7 @@ def _local(repo: str, revision: str | None) -> Approval:
     result = local_gate(repo, revision)
     if not isinstance(result.answer, Approved):
         _refuse(result.to_dict(), repo, revision)
+    print_warnings(result.to_dict())
     return Approval(result.repo, result.answer.outcome.sha, result.files)
 
 
@@ -104,6 +106,7 @@ def _remote(server: str, token: str | None, repo: str, revision: str | None) -> 
             raise ServerError(f"the hfvet server at {client.shown} answered an approval of {repo} that is not "
                               f"well-formed (revision {str(doc.get('revision'))[:80]!r}), so nothing was fetched")
         _refuse(doc, repo, revision)
+    print_warnings(doc)
     sha, files = doc["revision"], doc.get("files")
     try:
         if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):

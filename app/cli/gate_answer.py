@@ -45,9 +45,7 @@ def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
     """Print what `hfvet gate` prints for ``doc`` and return its exit code: the JSON (``fmt`` json) or the
     approved sha on stdout; for a refusal, ``refusal_lines`` through ``explain`` (default: plain, on stderr)."""
     code = exit_for(doc)
-    warnings = doc.get("warnings")
-    for warning in warnings if isinstance(warnings, list) else []:  # stderr: a deploy script reads stdout alone
-        sys.stderr.write(f"warning: {warning}\n")
+    print_warnings(doc)
     if fmt == "json":
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     elif code == exit_codes.EXIT_OK:
@@ -55,6 +53,14 @@ def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
     if code != exit_codes.EXIT_OK:
         (explain or _plain)(refusal_lines(doc, repo, revision))
     return code
+
+
+def print_warnings(doc: dict[str, Any]) -> None:
+    """The answer's warnings (a branch that moved on to a rejected commit), one ``warning:`` line each on
+    stderr: a deploy script reads stdout alone."""
+    warnings = doc.get("warnings")
+    for warning in warnings if isinstance(warnings, list) else []:
+        sys.stderr.write(f"warning: {warning}\n")
 
 
 def _plain(lines: list[str]) -> None:

@@ -73,3 +73,15 @@ def test_hfvet_gate_prints_the_approved_sha_and_warns_on_stderr(moved: Store, mo
     assert result.stderr.startswith(f"warning: main moved to {NEW}, which is rejected")
     as_json = CliRunner().invoke(app, ["gate", REPO, "--format", "json"])
     assert as_json.exit_code == 0 and '"warnings"' in as_json.stdout and "warning: main moved" in as_json.stderr
+
+
+def test_hfvet_download_warns_as_the_gate_does(moved: Store, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`hfvet download` without --revision fetches the older approved commit and says why, as `gate` does."""
+    from app.cli.download import _local
+
+    monkeypatch.setenv("HFVET_DATABASE_URL", moved.url)
+    monkeypatch.setenv("HFVET_POLICY", "default")
+    approval = _local(REPO, None)
+    assert approval.sha == OLD
+    assert capsys.readouterr().err.startswith(f"warning: main moved to {NEW}, which is rejected")
