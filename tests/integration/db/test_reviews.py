@@ -112,7 +112,7 @@ def test_giving_the_outcome_a_commit_has_already_is_refused(store: Store, vetted
 @pytest.mark.parametrize(("repo", "sha", "reason", "kind"), [
     (REVIEW_REPO, "f" * 40, "fine", "not-vetted"),
     ("nobody/never", "f" * 40, "fine", "not-vetted"),
-    (REVIEW_REPO, "main", "fine", "invalid-review"),
+    (REVIEW_REPO, "main", "fine", "invalid-revision"),  # a branch is no commit: named as POST /reviews names it
     (REVIEW_REPO, None, "   ", "invalid-review"),
     (REVIEW_REPO, None, "x" * 2001, "invalid-review"),
 ])
