@@ -6,7 +6,6 @@ Cards and scripts are written into tmp_path as text; every command in them is in
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,10 @@ from app.core.manifest import ManifestFile
 from app.core.pipeline import VetOptions, vet
 from app.core.ports import SourceError
 from app.core.report import Report
+from app.core.scanners import links_scanner
 from app.core.scanners.links_scanner import LinksScanner
 from app.core.scanners.text_rules import shell_rules as sh
-from app.core.scanners.text_rules.text_lines import read_text, read_whole
+from app.core.scanners.text_rules.text_lines import Line, read_text, read_whole
 from app.core.scanners.text_rules.upstreams import load_upstreams
 from app.sources.local import LocalSource
 
@@ -369,12 +369,20 @@ def test_a_variable_set_earlier_on_the_same_line_is_substituted(tmp_path: Path) 
     assert "https://example.invalid/dl/libk.so" in finding.message
 
 
-def test_substituted_values_do_not_multiply_the_line(tmp_path: Path) -> None:
+def test_substituted_values_do_not_multiply_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Uncapped, this line grows to 16 million characters and the command rules take ~25 s on it.
     script = "A=" + "x" * 2000 + "\n" + "$A" * 8000 + "\n"
-    started = time.monotonic()
+    ruled: list[int] = []  # the characters of each line the command rules read
+    rules = links_scanner._Checker._line
+
+    def counted(checker: links_scanner._Checker, line: Line, text: str, commands: str) -> None:
+        ruled.append(len(text) + len(commands))
+        rules(checker, line, text, commands)
+
+    monkeypatch.setattr(links_scanner._Checker, "_line", counted)
     report = _vet(tmp_path, {"run.sh": script})
-    assert time.monotonic() - started < 10
+    # the line (16,000 characters) plus its substitution budget, read as text and as commands
+    assert ruled and max(ruled) <= 2 * (16_000 + sh.MAX_SUBSTITUTED_CHARS), max(ruled)
     assert report.files[0].scanned and not report.findings
     assert len(sh.Variables().resolve("A=" + "x" * 2000 + ";" + "$A" * 8000)) < 40_000
 

@@ -7,10 +7,14 @@ gigabytes. It must answer quickly, in little memory, and still see the call.
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
+import pytest
+
+from app.core.scanners.python_code import constants
+from app.core.scanners.python_code.constants import MAX_FOLDED_TOTAL
 from app.core.scanners.python_code.effects import analyse
+from app.core.scanners.python_code.fold_values import MAX_WEIGHT, Folded, weight_of
 
 BOMBS = '''import os
 s = "a" * 65536
@@ -21,17 +25,28 @@ os.system(t)
 '''
 
 
-def test_folding_bombs_are_judged_in_bounded_memory() -> None:
+def test_folding_bombs_are_judged_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     many = "".join(f"x{i} = s + '{i}'\n" for i in range(2000))  # each a new 64 KiB string
+    built: list[int] = []  # the weight of every value folding built, before the caps judged it
+    capped = constants.capped
+
+    def counted(folded: Folded | None) -> Folded | None:
+        if folded is not None and folded.computed:
+            built.append(weight_of(folded.value))
+        return capped(folded)
+
+    monkeypatch.setattr(constants, "capped", counted)
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         found = analyse(BOMBS + many, None)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 50 * 1024 * 1024, f"{peak / 1e6:.0f} MB"
-    assert time.perf_counter() - started < 30
+    # What folding kept (the module's total, plus the value that passes it; each read of ``s`` counts) and
+    # here as much again built one character past the per-value cap and dropped (``s + '7'``). Without the
+    # module's total all 2,000 are built: ~260 M.
+    assert sum(built) <= 2 * (MAX_FOLDED_TOTAL + MAX_WEIGHT), sum(built)
     assert any(o.kind == "process" and o.line == 6 for o in found)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import struct
-import time
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +96,11 @@ def test_large_sparse_shard_reads_only_the_header(tmp_path: Path) -> None:
     path.write_bytes(head)
     with path.open("r+b") as fh:
         fh.truncate(len(head) + size)  # ~8 GB, sparse: the data is never written or read
-    started = time.monotonic()
     report = vet(LocalSource(tmp_path), [SafetensorsScanner()], options=VetOptions(workers=1))
     assert report.findings == ()
     header_length = len(head) - 8
     assert report.stats.bytes_read <= 8 + header_length + 4096  # + the pipeline's format sniff
     assert report.stats.repo_bytes > 8 * 10**9
-    assert time.monotonic() - started < 5
 
 
 # ---- hostile / malformed -------------------------------------------------------------------

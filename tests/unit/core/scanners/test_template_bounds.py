@@ -7,14 +7,15 @@ renders them (``utils/chat_template_utils.py`` ``_compile_jinja_template``). Not
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
+import jinja2
 import pytest
+from jinja2 import nodes
 
 from app.core.findings import Severity
 from app.core.scanners.text_rules.jinja_checks import injection_evidence, parse
-from app.core.scanners.text_rules.jinja_cost import MAX_CHARS, MAX_STEPS, render_cost
+from app.core.scanners.text_rules.jinja_cost import MAX_CHARS, MAX_STEPS, RenderCost, render_cost
 from tests.corpus import repo_templates, template_bounds
 from tests.unit.core.scanners.test_template_scanner import BENIGN, by_rule, vet_files, worst
 
@@ -47,14 +48,28 @@ def _all_benign() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(template_bounds.COSTLY))
-def test_costly_templates_are_high(tmp_path: Path, name: str) -> None:
+def test_costly_templates_are_high(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     template, _why = template_bounds.COSTLY[name]
-    started = time.perf_counter()
+    compiled: list[object] = []  # rendering needs a compiled template: none may be made
+    visits: list[None] = []  # AST nodes the cost bound walks
+    visit = RenderCost._visit
+
+    def counted(cost: RenderCost) -> None:
+        visits.append(None)
+        visit(cost)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda _env, *args, **_kw: compiled.append(args))
+    monkeypatch.setattr(RenderCost, "_visit", counted)
     report = vet_files(tmp_path, {"tokenizer_config.json": template_bounds.tokenizer_config(template)})
-    assert time.perf_counter() - started < 10  # judged statically, never rendered
+    assert compiled == []  # judged statically, never rendered
+    assert 0 < len(visits) <= _node_count(parse(template))  # each node at most once: loops are multiplied, not run
     [finding] = by_rule(report, "template-render-cost")
     assert finding.severity is Severity.HIGH
     assert "1,000 messages" in finding.message
+
+
+def _node_count(tree: nodes.Template) -> int:
+    return 1 + sum(1 for _node in tree.find_all(nodes.Node))
 
 
 @pytest.mark.parametrize("name", sorted(_all_benign()))
