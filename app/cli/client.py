@@ -48,7 +48,16 @@ class Client:
 
     def get(self, path: str, params: dict[str, str]) -> Reply:
         url = f"{self.server}{path}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(url, headers=self._headers())  # noqa: S310 (scheme checked)
+        return self._send(urllib.request.Request(url, headers=self._headers()), path)  # noqa: S310 (scheme checked)
+
+    def post(self, path: str, body: dict[str, Any]) -> Reply:
+        """POST ``body`` as JSON; the reply whatever its status (the caller reads the error document)."""
+        request = urllib.request.Request(  # noqa: S310 (scheme checked)
+            self.server + path, data=json.dumps(body).encode(), method="POST",
+            headers=self._headers() | {"Content-Type": "application/json"})
+        return self._send(request, path)
+
+    def _send(self, request: urllib.request.Request, path: str) -> Reply:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (scheme checked)
                 return Reply(response.status, _json(response.read(), self.shown + path))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import getpass
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.text import Text
@@ -63,23 +63,20 @@ def review_cmd(
 
 
 def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
-    import httpx  # only this path needs the network client
+    from app.cli.client import Client, ServerError  # stdlib HTTP: the CLI's one client of the hfvet API
 
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        response = httpx.post(url.rstrip("/") + "/reviews", json=body, headers=headers, timeout=30.0)
-    except httpx.HTTPError as exc:
-        from app.cli.client import redacted
-
-        exit_codes.fail(f"cannot reach the hfvet server at {redacted(url)}: {exc}")
-    doc = _json(response)
-    if response.status_code == 201:
+        reply = Client(url, token).post("/reviews", body)
+    except ServerError as exc:
+        exit_codes.fail(str(exc))
+    doc = reply.body
+    if reply.status == 201:
         _recorded(doc["decision"], body["repo"], str(doc.get("revision") or body["revision"]),
                   f"{doc['reviewer']} ({doc['role']})", doc["approved"])
         return
     error = doc.get("error") or {}
-    _refused(str(error.get("code") or f"http-{response.status_code}"),
-             str(error.get("message") or f"the server answered {response.status_code}"))
+    _refused(str(error.get("code") or f"http-{reply.status}"),
+             str(error.get("message") or f"the server answered {reply.status}"))
 
 
 def _local(settings: Settings, repo: str, revision: str, decision: str, reason: str) -> None:
@@ -113,14 +110,6 @@ def _refused(code: str, message: str) -> NoReturn:
     console(stderr=True).print(
         Text.assemble(("refused: ", "bold red"), f"{message} [{code}]"))
     raise typer.Exit(_REFUSED[code])
-
-
-def _json(response: Any) -> dict[str, Any]:
-    try:
-        doc = response.json()
-    except ValueError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
 
 
 def local_actor() -> str:
