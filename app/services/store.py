@@ -28,7 +28,8 @@ def open_store(settings: Settings) -> Store:
         store = Store(url)
         if not inspect(store.engine).has_table("reports"):
             raise StoreError(f"the store at {mask_url(url)} has no schema: run `hfvet db upgrade`")
-    except SQLAlchemyError as exc:  # a driver's message may quote the URL or the password: scrubbed
+    except (SQLAlchemyError, OSError) as exc:  # OSError: a SQLite folder that cannot be made. A driver's
+        # message may quote the URL or the password: scrubbed
         raise StoreError(f"cannot open the store at {mask_url(url)} {_WHICH}: "
                          f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
     return store

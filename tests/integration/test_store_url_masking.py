@@ -45,3 +45,14 @@ def test_a_server_whose_store_cannot_be_opened_logs_no_credentials() -> None:
     assert "cannot open the store at postgresql+psycopg://hfvet:***@127.0.0.1:1" in done.stderr
     assert "Traceback" not in done.stderr
     assert "sEcReT" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", [["gate", "nvidia/model"], ["token", "list"]])
+def test_a_sqlite_folder_that_cannot_be_made_is_one_line_naming_the_store(tmp_path: Path, command: list[str]) -> None:
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a folder")
+    url = f"sqlite:///{in_the_way / 'hfvet.db'}"
+    result = CliRunner().invoke(app, command, env={"HFVET_DATABASE_URL": url, "HFVET_SERVER": ""})
+    assert result.exit_code == 2, result.output  # an operational error, not a traceback (exit 1)
+    assert "cannot open the store at" in result.stderr and "HFVET_DATABASE_URL" in result.stderr, result.stderr
+    assert "Traceback" not in result.output
