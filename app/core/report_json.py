@@ -97,12 +97,17 @@ def load(data: object, source: str = "<report>") -> Report:
     return doc.to_report()
 
 
+# A missing report file is most often a repo id given where a file is asked (`policy explain ORG/NAME`).
+_WRITE_ONE = " (a report file is what `hfvet vet ORG/NAME --format json > report.json` or `hfvet scan` writes)"
+
+
 def read(path: Path) -> dict[str, Any]:
     """The JSON object stored at ``path`` (not yet validated as a report)."""
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportFormatError(f"{path}: cannot read report JSON: {exc}") from exc
+        hint = _WRITE_ONE if isinstance(exc, FileNotFoundError) else ""
+        raise ReportFormatError(f"{path}: cannot read report JSON: {exc}{hint}") from exc
     if not isinstance(data, dict):
         raise ReportFormatError(f"{path}: not a hfvet report (expected a JSON object)")
     return data

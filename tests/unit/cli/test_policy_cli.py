@@ -301,3 +301,9 @@ def test_every_policy_command_shows_examples_in_its_help(command: str) -> None:
     examples = result.output[result.output.index("Examples:"):].splitlines()
     assert any(line.strip().startswith(f"hfvet policy {command}") for line in examples)  # a line to copy
     assert any(line.strip().startswith("# ") for line in examples)  # each says what it does
+
+
+def test_explain_given_a_repo_id_says_what_a_report_file_is() -> None:
+    result = runner.invoke(policy_app, ["explain", "nvidia/Nemotron-Mini-Custom-Code"])
+    assert result.exit_code == 2
+    assert "hfvet vet ORG/NAME --format json > report.json" in " ".join(result.stderr.split()), result.stderr
