@@ -127,7 +127,7 @@ def _suggesting(store: Store, result: GateResult) -> GateResult:
     """``result``, with the did-you-mean of a repo the store has no report of (app.services.commits)."""
     if not isinstance(result.answer, NotVetted):
         return result
-    return replace(result, suggestions=tuple(similar_repos(store, result.repo)))
+    return replace(result, suggestions=tuple(similar_repos(store, result.repo, result.policy)))
 
 
 OVER_BUDGET = "gate-hub-budget"

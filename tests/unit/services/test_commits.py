@@ -67,10 +67,17 @@ def test_only_a_commit_may_be_reviewed(vetted: Store) -> None:
 
 
 def test_did_you_mean_compares_the_vetted_repo_ids(vetted: Store) -> None:
-    assert similar_repos(vetted, "nvidia/short-id") == [REPO]
-    assert similar_repos(vetted, "NVIDIA/Short-Ids") == [REPO]  # hub ids are case-insensitive
-    assert similar_repos(vetted, REPO) == []  # vetted itself: nothing to suggest
-    assert similar_repos(vetted, "meta-llama/llama-3") == []
+    assert similar_repos(vetted, "nvidia/short-id", DEFAULT) == [REPO]
+    assert similar_repos(vetted, "NVIDIA/Short-Ids", DEFAULT) == [REPO]  # hub ids are case-insensitive
+    assert similar_repos(vetted, REPO, DEFAULT) == []  # vetted itself: nothing to suggest
+    assert similar_repos(vetted, "meta-llama/llama-3", DEFAULT) == []
+
+
+def test_did_you_mean_never_names_a_lookalike_org(vetted: Store) -> None:
+    """A typo of a vendor's repo must not send anyone to the typosquat of it the store holds (vetted, denied)."""
+    stored(vetted, "nvldia/short-ids", "5" * 40)
+    assert similar_repos(vetted, "nvidia/short-idz", DEFAULT) == [REPO]
+    assert similar_repos(vetted, "nvldia/short-idz", DEFAULT) == [REPO]  # asked for the look-alike: the real one
 
 
 def test_the_gates_not_vetted_answer_suggests_a_close_repo(vetted: Store) -> None:
