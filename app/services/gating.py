@@ -332,9 +332,9 @@ def gate_document(result: GateResult) -> dict[str, Any]:
                             f"commit is {answer.newest_approved.sha}"]}
     elif isinstance(answer, NotVetted):
         doc |= {"revision": answer.revision,
-                "reasons": [f"not vetted: run `hfvet vet {result.repo}"
-                            + (f" --revision {result.requested}`" if result.requested else "`"),
-                            *([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else [])]}
+                "reasons": [*([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else []),
+                            f"not vetted: run `hfvet vet {result.repo}"
+                            + (f" --revision {result.requested}`" if result.requested else "`")]}
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     doc["status"] = result.status
