@@ -215,8 +215,9 @@ def test_a_short_commit_id_names_the_vetted_commit(hub: Path) -> None:
 
 def test_a_typo_in_the_repo_gets_a_did_you_mean(hub: Path) -> None:
     vet(NVIDIA, "--policy", "default")
+    vet(NVIDIA.replace("nvidia", "nvldia"), "--policy", "default")  # the typosquat, vetted (and denied)
     code, _, err = gate(NVIDIA.replace("NVFP4", "NVFP5"))
-    assert code == 4 and f"did you mean {NVIDIA}?" in err.replace("\n", " ")
+    assert code == 4 and f"did you mean {NVIDIA}?" in err.replace("\n", " ") and "nvldia" not in err
 
 
 def test_vet_takes_a_short_id_of_a_vetted_commit(hub: Path) -> None:
