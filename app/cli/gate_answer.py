@@ -45,9 +45,8 @@ def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[
     if status == "denied" and verdict == "review":
         return [f"refused: {name}@{sha} is waiting for review under policy {policy}", *reasons,
                 f'  - approve or reject it: hfvet review {name} --revision {sha} --approve|--reject --reason "..."']
-    said = f" ({verdict})" if verdict is not None else ""
-    return [f"refused: {name}@{sha or '(newest approved)'} {_STATUS_PHRASE.get(status, f'is {status}')}{said} under policy {policy}",
-            *reasons]
+    said = f"{_STATUS_PHRASE.get(status, f'is {status}')}" + (f" ({verdict})" if verdict is not None else "")
+    return [f"refused: {name}@{sha or '(newest approved)'} {said} under policy {policy}", *reasons]
 
 
 def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
