@@ -31,13 +31,22 @@ def exit_for(doc: dict[str, Any]) -> int:
 
 
 def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[str]:
-    """``refused: ORG/NAME@REV is STATUS (VERDICT) under policy P``, then one ``  - reason`` each."""
-    where = f"{doc.get('repo') or repo}@{doc.get('revision') or revision or '(newest approved)'}"
+    """``refused: ORG/NAME@REV is STATUS (VERDICT) under policy P``, then one ``  - reason`` each.
+
+    A commit waiting for review says so and ends with the `hfvet review` that decides it; a repo
+    asked without a revision that has no vetted commit says ``no commit of ORG/NAME is vetted``.
+    """
+    name, sha = doc.get("repo") or repo, doc.get("revision") or revision
     policy = (doc.get("policy") or {}).get("name", "?")
-    verdict = f" ({doc['verdict']})" if "verdict" in doc else ""
-    status = str(doc.get("status"))
-    return [f"refused: {where} {_STATUS_PHRASE.get(status, f'is {status}')}{verdict} under policy {policy}",
-            *(f"  - {reason}" for reason in doc.get("reasons") or [])]
+    status, verdict = str(doc.get("status")), doc.get("verdict")
+    reasons = [f"  - {reason}" for reason in doc.get("reasons") or []]
+    if status == "not-vetted" and not sha:
+        return [f"refused: no commit of {name} is vetted under policy {policy}", *reasons]
+    if status == "denied" and verdict == "review":
+        return [f"refused: {name}@{sha} is waiting for review under policy {policy}", *reasons,
+                f'  - approve or reject it: hfvet review {name} --revision {sha} --approve|--reject --reason "..."']
+    said = f"{_STATUS_PHRASE.get(status, f'is {status}')}" + (f" ({verdict})" if verdict is not None else "")
+    return [f"refused: {name}@{sha or '(newest approved)'} {said} under policy {policy}", *reasons]
 
 
 def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,

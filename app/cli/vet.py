@@ -13,7 +13,7 @@ from app.cli import exit_codes, ids
 from app.cli.console import console
 from app.cli.options import FormatOpt, OutputFormat, PolicyOpt, RepoArg, ShowInfoOpt, TimeoutOpt, command_examples
 from app.cli.progress import vet_progress
-from app.core.ids import is_commit
+from app.core.ids import is_commit, is_short_sha
 from app.core.limits import Limits
 from app.core.ports import SourceError
 from app.core.report import Report
@@ -110,6 +110,7 @@ def vet(
     settings = _with_hub(Settings(), endpoint, token)
     limits = _limits(settings, timeout)
     store = None if no_store else exit_codes.guard(lambda: _open_store(settings))  # fail before hub traffic
+    revision = exit_codes.guard(lambda: _expanded(settings, store, repo, revision))
     report = exit_codes.guard(
         lambda: vet_remote(
             repo, settings=settings, revision=revision, policy_path=policy, limits=limits, progress=vet_progress,
@@ -123,6 +124,21 @@ def vet(
         store.close()
     emit(report, fmt, show_info)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
+
+
+def _expanded(settings: Settings, store: Store | None, repo: str, revision: str) -> str:
+    """A short id of a vetted commit as its full sha, as the gate reads it (app.services.commits); anything
+    else as given, for the hub. The store is read for it even with --no-store, which only keeps the report out."""
+    if is_commit(revision) or not is_short_sha(revision):
+        return revision
+    from app.services.commits import expand_commit
+
+    reader = store or _open_store(settings)
+    try:
+        return expand_commit(reader, repo, revision) or revision
+    finally:
+        if store is None:
+            reader.close()
 
 
 def _vet_references(report: Report, settings: Settings, store: Store, policy: Path | None, limits: Limits) -> None:

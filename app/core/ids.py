@@ -14,6 +14,7 @@ COMMIT_PATTERN = f"^{COMMIT_HEX}$"  # the same, anchored, for schemas
 _COMMIT = re.compile(COMMIT_PATTERN)
 SHORT_COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"  # git's shortest default abbreviation up to the full sha
 _SHORT = re.compile(SHORT_COMMIT_PATTERN)
+_HEX = re.compile(r"[0-9a-f]{1,40}")
 _REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/\-]{0,255}")
 REVISION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,255}$"  # the regex half of `parse_revision`, for schemas
 # huggingface_hub's validate_repo_id, written out (the pure core does not import huggingface_hub;
@@ -29,6 +30,20 @@ _HUB_ID = re.compile(f"(?:{_PART}/)?{_PART}")
 def is_commit(revision: str | None) -> bool:
     """A full commit sha: exactly 40 lowercase hex digits."""
     return revision is not None and _COMMIT.fullmatch(revision) is not None
+
+
+def not_found_hint(revision: str) -> str:
+    """What to add to "revision REV not found" when REV looks like a commit id cut short; else nothing.
+
+    1-6 hex digits is too short to be one (git's shortest abbreviation is 7); 7-39 is a short id that
+    only the store's vetted commits resolve (app.services.commits), so the hub not knowing it says
+    to give the full sha.
+    """
+    if is_commit(revision) or _HEX.fullmatch(revision) is None:
+        return ""
+    if len(revision) < 7:
+        return " (a short commit id needs 7 or more hex digits)"
+    return " (a short commit id must name a vetted commit; otherwise give the full 40-hex sha)"
 
 
 def is_short_sha(revision: str | None) -> bool:

@@ -5,8 +5,9 @@ one vetted commit of that repo it starts with; a prefix several vetted commits s
 them listed. Where the caller talks to the hub anyway (the gate), a prefix the store does not know
 is asked of the hub; what the hub names it (a commit starting with it) is used, anything else (a
 branch that happens to look like hex) is left as it was. ``similar_repos`` gives the did-you-mean of
-a "not vetted" answer. Used by the gate (CLI, API), reviews (CLI, API, dashboard), downloads and the
-dashboard's repo and diff pages.
+a "not vetted" answer (the gate's and a review's), never naming a repo the policy's look-alike check
+flags. Short ids are used by the gate (CLI, API), reviews (CLI, API, dashboard), `hfvet vet`, downloads
+and the dashboard's repo and diff pages.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import difflib
 
 from app.core.ids import is_commit, is_short_sha
+from app.core.policy import LoadedPolicy
+from app.core.policy.identity import repo_lookalike_of
 from app.db.commits import has_reports, vetted_commits, vetted_repo_ids
 from app.db.session import Store
 from app.errors import InputError
@@ -68,11 +71,17 @@ def vetted_commit(store: Store, repo: str, revision: str) -> str:
     return expand_commit(store, repo, revision) or revision
 
 
-def similar_repos(store: Store, repo: str, limit: int = 3) -> list[str]:
-    """Vetted repo ids close to ``repo`` (case-insensitively), closest first; none when ``repo`` itself is vetted."""
+def similar_repos(store: Store, repo: str, policy: LoadedPolicy, limit: int = 3) -> list[str]:
+    """Vetted repo ids close to ``repo`` (case-insensitively), closest first; none when ``repo`` itself is vetted.
+
+    A repo whose org or name ``policy`` judges a look-alike (`lookalike-org`) is never named: a typo of
+    `nvidia/X` must not point at the `nvldia/X` the store holds because someone vetted (and denied) it.
+    """
     with store.session() as session:
         if has_reports(session, repo):
             return []
         known = vetted_repo_ids(session, MAX_KNOWN)
     folded = {r.lower(): r for r in known}
-    return [folded[m] for m in difflib.get_close_matches(repo.lower(), list(folded), n=limit, cutoff=CLOSE)]
+    close = difflib.get_close_matches(repo.lower(), list(folded), n=max(len(folded), 1), cutoff=CLOSE)
+    tiers, identities = policy.model.tiers, policy.model.identities
+    return [folded[m] for m in close if repo_lookalike_of(folded[m], tiers, identities) is None][:limit]

@@ -127,7 +127,7 @@ def _suggesting(store: Store, result: GateResult) -> GateResult:
     """``result``, with the did-you-mean of a repo the store has no report of (app.services.commits)."""
     if not isinstance(result.answer, NotVetted):
         return result
-    return replace(result, suggestions=tuple(similar_repos(store, result.repo)))
+    return replace(result, suggestions=tuple(similar_repos(store, result.repo, result.policy)))
 
 
 OVER_BUDGET = "gate-hub-budget"
@@ -332,9 +332,9 @@ def gate_document(result: GateResult) -> dict[str, Any]:
                             f"commit is {answer.newest_approved.sha}"]}
     elif isinstance(answer, NotVetted):
         doc |= {"revision": answer.revision,
-                "reasons": [f"not vetted: run `hfvet vet {result.repo}"
-                            + (f" --revision {result.requested}`" if result.requested else "`"),
-                            *([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else [])]}
+                "reasons": [*([f"did you mean {' or '.join(result.suggestions)}?"] if result.suggestions else []),
+                            f"not vetted: run `hfvet vet {result.repo}"
+                            + (f" --revision {result.requested}`" if result.requested else "`")]}
     if result.warnings:
         doc["warnings"] = list(result.warnings)
     doc["status"] = result.status

@@ -20,7 +20,7 @@ from app.core.review import DECISIONS, Review, apply_review, refusal
 from app.db import reviews
 from app.db.session import Store
 from app.errors import HfvetError
-from app.services.commits import AmbiguousCommit, NotACommit, vetted_commit
+from app.services.commits import AmbiguousCommit, NotACommit, similar_repos, vetted_commit
 from app.services.outcomes import LOCAL_SCAN, is_local_scan, policy_outcome
 from app.services.store import StoreError
 
@@ -77,6 +77,11 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
                                         policy=(policy.name, policy.sha256))
     except SQLAlchemyError as exc:  # rolled back whole: nothing half-written
         raise StoreError(f"cannot record the review: {type(exc).__name__}: {exc}") from exc
+    except ReviewRefused as exc:  # a typo'd repo: the did-you-mean, read once the commit's lock is let go
+        close = similar_repos(store, request.repo, policy) if exc.kind == "not-vetted" else []
+        if close:
+            raise ReviewRefused(exc.kind, f"{exc}; did you mean {' or '.join(close)}?") from None
+        raise
     return ReviewResult(review, apply_review(decided, review), request.revision)
 
 

@@ -22,6 +22,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
+from app.core.ids import not_found_hint
 from app.core.ports import SourceError
 
 
@@ -102,7 +103,7 @@ def translate(exc: Exception, repo_id: str, revision: str) -> HubError:
     if isinstance(exc, RepositoryNotFoundError):
         return HubRepoNotFound(f"{repo_id} not found (or private and not visible to the token)")
     if isinstance(exc, RevisionNotFoundError):
-        return HubRevisionNotFound(f"revision {revision!r} not found in {repo_id}")
+        return HubRevisionNotFound(f"revision {revision!r} not found in {repo_id}{not_found_hint(revision)}")
     if isinstance(exc, RemoteEntryNotFoundError):
         return HubProtocolError(f"{where}: a file listed in the manifest is missing on the hub")
     if isinstance(exc, HfHubHTTPError):

@@ -215,5 +215,20 @@ def test_a_short_commit_id_names_the_vetted_commit(hub: Path) -> None:
 
 def test_a_typo_in_the_repo_gets_a_did_you_mean(hub: Path) -> None:
     vet(NVIDIA, "--policy", "default")
+    vet(NVIDIA.replace("nvidia", "nvldia"), "--policy", "default")  # the typosquat, vetted (and denied)
     code, _, err = gate(NVIDIA.replace("NVFP4", "NVFP5"))
-    assert code == 4 and f"did you mean {NVIDIA}?" in err.replace("\n", " ")
+    assert code == 4 and f"did you mean {NVIDIA}?" in err.replace("\n", " ") and "nvldia" not in err
+
+
+def test_vet_takes_a_short_id_of_a_vetted_commit(hub: Path) -> None:
+    vet(NVIDIA, "--policy", "default")
+    sha = gate(NVIDIA)[1].strip()
+    again = runner.invoke(app, ["vet", NVIDIA, "--revision", sha[:7], "--no-store", "--format", "json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["revision"] == sha, again.output
+    unknown = runner.invoke(app, ["vet", NVIDIA, "--revision", "1234567", "--no-store"])
+    assert unknown.exit_code == 2 and "must name a vetted commit; otherwise give the full 40-hex sha" in unknown.stderr
+
+
+def test_a_too_short_commit_id_says_how_long_one_must_be(hub: Path) -> None:
+    code, _, err = gate(NVIDIA, "--revision", "9f0f")
+    assert code == 2 and "(a short commit id needs 7 or more hex digits)" in err.replace("\n", " ")

@@ -75,6 +75,11 @@ def test_the_gate_says_404_for_what_the_hub_does_not_have(unchanged: Live, repo:
     error_of(post_vet(unchanged, repo=repo, revision=revision), 404, code)
 
 
+def test_a_too_short_commit_id_says_how_long_one_must_be(unchanged: Live) -> None:
+    answer = httpx.get(f"{unchanged.url}/gate", params={"repo": NVIDIA, "revision": "9f0f"}, timeout=30)
+    assert "(a short commit id needs 7 or more hex digits)" in error_of(answer, 404, "revision-not-found")
+
+
 def test_a_vet_needs_a_token(unchanged: Live) -> None:
     assert "vetter" in error_of(post_vet(unchanged, None, repo=NVIDIA), 401, "token-required")
 

@@ -147,7 +147,7 @@ def test_a_short_commit_id_is_reviewed_as_its_vetted_commit(
 def test_the_gate_suggests_a_vetted_repo_for_a_typo(client: TestClient, vetted: Vetted) -> None:
     answer = client.get("/gate", params={"repo": REVIEW_REPO.replace("Mini", "Mimi")})
     assert answer.status_code == 404 and answer.json()["status"] == "not-vetted"
-    assert answer.json()["reasons"][-1] == f"did you mean {REVIEW_REPO}?"
+    assert answer.json()["reasons"][0] == f"did you mean {REVIEW_REPO}?"  # first: the likelier next step
 
 
 def test_a_malformed_repo_id_is_refused_before_the_store(client: TestClient) -> None:

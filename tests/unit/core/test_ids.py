@@ -10,7 +10,15 @@ import pytest
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, lazily exported
 
-from app.core.ids import SHORT_COMMIT_PATTERN, is_commit, is_short_sha, parse_org, parse_repo_id, parse_revision
+from app.core.ids import (
+    SHORT_COMMIT_PATTERN,
+    is_commit,
+    is_short_sha,
+    not_found_hint,
+    parse_org,
+    parse_repo_id,
+    parse_revision,
+)
 
 APP = Path(__file__).resolve().parents[3] / "app"
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -93,3 +101,14 @@ def test_parse_org_is_the_first_half_of_a_repo_id(value: str) -> None:
 def test_parse_repo_id_says_what_is_wrong(value: str) -> None:
     with pytest.raises(ValueError, match=r"(?i)repo"):
         parse_repo_id(value)
+
+
+@pytest.mark.parametrize(("revision", "hint"), [
+    ("9f0f", " (a short commit id needs 7 or more hex digits)"),
+    ("9", " (a short commit id needs 7 or more hex digits)"),
+    ("9f0f442", " (a short commit id must name a vetted commit; otherwise give the full 40-hex sha)"),
+    ("9f0f442" + "0" * 32, " (a short commit id must name a vetted commit; otherwise give the full 40-hex sha)"),
+    ("9" * 40, ""), ("main", ""), ("v1.0", ""),
+])
+def test_a_revision_the_hub_lacks_says_what_a_short_commit_id_needs(revision: str, hint: str) -> None:
+    assert not_found_hint(revision) == hint

@@ -8,6 +8,7 @@ import pytest
 from app.db.session import Store
 from app.services.commits import AmbiguousCommit, NotACommit, expand_commit, similar_repos, vetted_commit
 from app.services.gating import gate
+from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
 from tests.unit.services.test_references import DEFAULT, migrated, store, stored
 
 __all__ = ["migrated", "store"]  # the fixtures, shared with test_references
@@ -67,15 +68,32 @@ def test_only_a_commit_may_be_reviewed(vetted: Store) -> None:
 
 
 def test_did_you_mean_compares_the_vetted_repo_ids(vetted: Store) -> None:
-    assert similar_repos(vetted, "nvidia/short-id") == [REPO]
-    assert similar_repos(vetted, "NVIDIA/Short-Ids") == [REPO]  # hub ids are case-insensitive
-    assert similar_repos(vetted, REPO) == []  # vetted itself: nothing to suggest
-    assert similar_repos(vetted, "meta-llama/llama-3") == []
+    assert similar_repos(vetted, "nvidia/short-id", DEFAULT) == [REPO]
+    assert similar_repos(vetted, "NVIDIA/Short-Ids", DEFAULT) == [REPO]  # hub ids are case-insensitive
+    assert similar_repos(vetted, REPO, DEFAULT) == []  # vetted itself: nothing to suggest
+    assert similar_repos(vetted, "meta-llama/llama-3", DEFAULT) == []
+
+
+def test_did_you_mean_never_names_a_lookalike_org(vetted: Store) -> None:
+    """A typo of a vendor's repo must not send anyone to the typosquat of it the store holds (vetted, denied)."""
+    stored(vetted, "nvldia/short-ids", "5" * 40)
+    assert similar_repos(vetted, "nvidia/short-idz", DEFAULT) == [REPO]
+    assert similar_repos(vetted, "nvldia/short-idz", DEFAULT) == [REPO]  # asked for the look-alike: the real one
 
 
 def test_the_gates_not_vetted_answer_suggests_a_close_repo(vetted: Store) -> None:
     doc = gate("nvidia/short-idz", None, store=vetted, policy=DEFAULT, resolve=no_hub).to_dict()
     assert doc["status"] == "not-vetted"
-    assert doc["reasons"] == ["not vetted: run `hfvet vet nvidia/short-idz`", f"did you mean {REPO}?"]
+    assert doc["reasons"] == [f"did you mean {REPO}?", "not vetted: run `hfvet vet nvidia/short-idz`"]
     known = gate(REPO, "f" * 40, store=vetted, policy=DEFAULT, resolve=no_hub).to_dict()
     assert known["status"] == "not-vetted" and len(known["reasons"]) == 1  # a known repo, an unvetted commit
+
+
+def test_a_review_of_a_typo_suggests_the_vetted_repo(vetted: Store) -> None:
+    request = ReviewRequest("nvidia/short-idz", ONE, "approve", "read it", "test", "admin")
+    with pytest.raises(ReviewRefused, match=f"never vetted.*; did you mean {REPO}[?]") as raised:
+        submit_review(vetted, DEFAULT, request)
+    assert raised.value.kind == "not-vetted"
+    with pytest.raises(ReviewRefused) as known:  # a vetted repo, an unvetted commit: nothing to suggest
+        submit_review(vetted, DEFAULT, ReviewRequest(REPO, "f" * 40, "approve", "read it", "test", "admin"))
+    assert "did you mean" not in str(known.value)
