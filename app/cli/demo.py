@@ -53,7 +53,7 @@ def demo(
     ] = True,
 ) -> None:
     """Offline demo: serve the bundled example repos with the fixture hub, start `hfvet serve`, vet each
-    repo through POST /vet, print a table, then show the deploy gate for nvidia/... and canada-quant/...."""
+    repo through POST /vet, print a table, then ask the deploy gate about the approved and the blocked repo."""
     Settings()  # checked before the examples and the hub: a bad setting stops it here, not half-way
     result = exit_codes.guard(lambda: run_demo(console(), policy=policy, keep=keep, service=service))
     unexpected = [r.example.repo_id for r in result.rows if not r.as_expected]
