@@ -57,6 +57,10 @@ def test_types_read_as_words() -> None:
     assert "--policy  " in help_of("scan") and "<name|path>" in help_of("scan")
 
 
+def test_serve_host_says_what_another_address_needs() -> None:
+    assert "(default 127.0.0.1; any other address needs a live API token)" in help_of("serve")
+
+
 @pytest.mark.parametrize("columns", ["60", "80"])
 def test_choices_wrap_between_words_on_a_narrow_terminal(columns: str) -> None:
     text = runner.invoke(app, ["token", "create", "--help"], env={"COLUMNS": columns}).output
