@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +55,7 @@ def demo(
     ] = True,
 ) -> None:
     """Offline demo: serve the bundled example repos with the fixture hub, start `hfvet serve`, vet each
-    repo through POST /vet, print a table, then show the deploy gate for nvidia/... and canada-quant/...."""
+    repo through POST /vet, print a table, then ask the deploy gate about the approved and the blocked repo."""
     Settings()  # checked before the examples and the hub: a bad setting stops it here, not half-way
     result = exit_codes.guard(lambda: run_demo(console(), policy=policy, keep=keep, service=service))
     unexpected = [r.example.repo_id for r in result.rows if not r.as_expected]
@@ -155,6 +157,9 @@ def _top_reasons(report: Report, limit: int = 3) -> str:
 def print_next_steps(console: Console, repos: Path | None, store: Path | None) -> None:
     """Where to go from here: the kept repos and store, with the commands that use them, or how to keep them."""
     console.print(Text("\nNext steps:", style="bold"))
+    activate = activate_hint()
+    if activate:
+        console.print(Text(f"  first, in your shell: source {activate}   (hfvet is installed there, not on your PATH)"))
     if repos is None:
         console.print(Text("  the demo's store was temporary: `hfvet demo --keep DIR` keeps the example repos and "
                            "the store, and ends with the commands that browse them in the dashboard"))
@@ -170,3 +175,14 @@ def print_next_steps(console: Console, repos: Path | None, store: Path | None) -
         console.print(Text(f"    then open http://127.0.0.1:{SERVE_PORT}/ui/"))
     console.print(Text("  on the real hub: `hfvet vet ORG/NAME` (HF_TOKEN for gated repos), `hfvet gate ORG/NAME`, "
                        "`hfvet download ORG/NAME --local-dir DIR`, and `hfvet serve` for the dashboard at /ui/"))
+
+
+def activate_hint() -> Path | None:
+    """The venv's activate script when `hfvet` on PATH is not the one running (scripts/demo.sh runs
+    .venv/bin/hfvet from a shell without the venv): the next steps' `hfvet ...` need it first."""
+    running = Path(sys.executable).parent / "hfvet"
+    on_path = shutil.which("hfvet")
+    if on_path and Path(on_path).resolve() == running.resolve():
+        return None
+    activate = Path(sys.prefix) / "bin" / "activate"
+    return activate if sys.prefix != sys.base_prefix and activate.is_file() else None

@@ -40,13 +40,14 @@ def hub_serve(
     """Serve ROOT over HTTP with the subset of the Hub API that huggingface_hub uses."""
     from app.hubfixture import serve
 
+    sock = listen(host, port)  # first: a port in use stops it before --examples writes anything
     if examples:
         from app.examples import build_examples
 
         root.mkdir(parents=True, exist_ok=True)
         build_examples(root)
     if not root.is_dir():
+        sock.close()
         exit_codes.fail(f"--root is not a directory: {root}")
-    sock = listen(host, port)
     serve(root, host, port, latency_ms=latency_ms, log_level="warning" if quiet else "info", sock=sock,
           on_ready=lambda url: typer.echo(f"fixture hub serving {root} at {url} (use it as HF_ENDPOINT={url})"))

@@ -45,8 +45,8 @@ COMMANDS: dict[str, CommandRef] = {
     "worker": CommandRef("app.cli.worker", "worker", "Run vets queued by the API replicas (HFVET_QUEUE=procrastinate, "
                          "a PostgreSQL HFVET_DATABASE_URL)."),
     "demo": CommandRef("app.cli.demo", "demo", "Offline demo: serve the bundled example repos with the fixture "
-                       "hub, start `hfvet serve`, vet each\nrepo through POST /vet, print a table, then show the "
-                       "deploy gate for nvidia/... and canada-quant/...."),
+                       "hub, start `hfvet serve`, vet each\nrepo through POST /vet, print a table, then ask the "
+                       "deploy gate about the approved and the blocked repo."),
     "checks": CommandRef("app.cli.checks", "checks",
                          "List every check hfvet runs (scanner, severity, kind, rule id, meaning)."),
     "policy": CommandRef("app.cli.policy", "policy_app",

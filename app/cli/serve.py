@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 )
 def serve(
     host: Annotated[
-        str, typer.Option("--host", help="Address to bind (loopback unless a live token exists).")
+        str, typer.Option("--host", show_default=False,
+                          help="Address to bind (default 127.0.0.1; any other address needs a live API token).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (in use: exit 2, naming it).")] = 8000,
     access_log: Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -28,6 +29,13 @@ class Role(StrEnum):
     vetter = "vetter"
     reviewer = "reviewer"
     admin = "admin"
+
+
+class ListFormat(StrEnum):
+    """--format of `token list`: a table to read, or JSON for scripts."""
+
+    text = "text"
+    json = "json"
 
 
 # 90 days: a leaked token stops working within a quarter, yet CI is not re-keyed every month.
@@ -85,8 +93,14 @@ def create(
 
 @token_app.command("list", epilog=examples(
     ('every token, its role, expiry and state', 'hfvet token list'),
+    ('the live tokens\' names, for a script',
+     "hfvet token list --format json | jq -r '.[] | select(.state == \"live\") | .name'"),
 ))
-def list_cmd() -> None:
+def list_cmd(
+    fmt: Annotated[ListFormat, typer.Option("--format", "-f", help="A table, or a JSON list of objects (name, "
+                                            "role, created, expires, revoked, state; times ISO-8601 UTC, "
+                                            "null for none).")] = ListFormat.text,
+) -> None:
     """Every token's name, role, expiry and state (live, expired, revoked); never the secret."""
     store = exit_codes.guard(lambda: open_store(Settings()))
     try:
@@ -94,6 +108,9 @@ def list_cmd() -> None:
     finally:
         store.close()
     now = datetime.now(UTC)
+    if fmt is ListFormat.json:
+        typer.echo(json.dumps([_as_json(row, now) for row in rows], indent=2))
+        return
     table = Table("name", "role", "created", "expires", "state")
     for row in rows:
         state = row.state(now)
@@ -102,6 +119,19 @@ def list_cmd() -> None:
         table.add_row(row.name, row.role, _when(row.created_at),
                       _when(row.expires_at) if row.expires_at else "never", state)
     console().print(table)
+
+
+def _as_json(row: tokens.TokenInfo, now: datetime) -> dict[str, str | None]:
+    return {"name": row.name, "role": row.role, "created": _iso(row.created_at), "expires": _iso(row.expires_at),
+            "revoked": _iso(row.revoked_at), "state": row.state(now)}
+
+
+def _iso(at: datetime | None) -> str | None:
+    """`2026-12-01T12:00:00Z` (the store keeps UTC; SQLite hands it back without a zone)."""
+    if at is None:
+        return None
+    utc = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    return utc.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @token_app.command("revoke", epilog=examples(

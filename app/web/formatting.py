@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -24,8 +24,22 @@ def short(sha: str | None) -> str:
     return (sha or "")[:12]
 
 
-def when(at: datetime | None) -> str:
-    return "" if at is None else at.strftime("%Y-%m-%d %H:%M UTC")
+def when(at: datetime | str | None) -> str:
+    """`2026-05-02 22:48 UTC`; an ISO-8601 string (the hub's createdAt) reads the same, and a string
+    that is no time is shown as it is."""
+    if isinstance(at, str):
+        try:
+            return when(datetime.fromisoformat(at))
+        except ValueError:
+            return at
+    if at is None:
+        return ""
+    return (at.astimezone(UTC) if at.tzinfo else at).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def plural(count: int | None, word: str) -> str:
+    """``word`` as it reads after ``count``: `1 repo`, `2 repos` (`{{ n }} {{ n|plural('repo') }}`)."""
+    return word if count == 1 else f"{word}s"
 
 
 def size(n: int | None) -> str:
@@ -102,5 +116,5 @@ def _common_suffix(a: str, b: str) -> int:
 
 FILTERS: dict[str, Callable[..., Any]] = {
     "short": short, "when": when, "size": size, "diff_rows": diff_rows, "severity_counts": severity_counts,
-    "readable": readable, "hub_tree": hub_tree,
+    "readable": readable, "hub_tree": hub_tree, "plural": plural,
 }

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from app.cli.demo import STORE_FILE, run_demo
+from app.cli.demo import STORE_FILE, print_next_steps, run_demo
 from app.cli.main import app
 from app.cli.progress import vet_progress
 from app.core.verdict import Verdict
@@ -74,3 +74,12 @@ def test_without_keep_the_demo_says_how_to_keep_its_store() -> None:
     out = StringIO()
     run_demo(Console(file=out, width=200), service=False)
     assert "Next steps:" in out.getvalue() and "hfvet demo --keep DIR" in out.getvalue()
+
+
+def test_next_steps_say_to_activate_the_venv_when_hfvet_is_not_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/demo.sh runs .venv/bin/hfvet: in the user's shell `hfvet ...` works only once it is activated."""
+    monkeypatch.setenv("PATH", "")
+    out = StringIO()
+    print_next_steps(Console(file=out, width=200), None, None)
+    assert re.search(r"first, in your shell: source \S+/bin/activate", out.getvalue()), out.getvalue()
+    assert out.getvalue().index("source") < out.getvalue().index("hfvet vet ORG/NAME")

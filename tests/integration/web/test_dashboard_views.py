@@ -121,6 +121,22 @@ def test_home_counts_repos_commits_verdicts_and_pending_vets(client: TestClient)
     assert 'href="/ui/vets"' in html  # the pending count leads to the recent vets
 
 
+def test_home_says_1_repo_and_1_commit_vetted_in_the_singular(tmp_path: Path) -> None:
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'one.db'}", policy=Path("default"),
+                        session_secret="test-session-key")
+    store = open_store(settings)
+    save(store, report("someone/one-model", "c" * 40, under=policy("default")))
+    store.close()
+    with TestClient(create_app(settings, resolve=no_hub), base_url="https://testserver") as client:
+        html = client.get("/ui/").text
+    assert "</strong> repo vetted" in html and "</strong> commit vetted" in html
+
+
+def test_the_hub_creation_time_reads_like_every_other_time(client: TestClient) -> None:
+    html = client.get(f"/ui/repos/{APPROVE_REPO}").text
+    assert re.search(r"Created on the hub</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC</dd>", html), html
+
+
 @pytest.mark.parametrize("limit", [1, 2, 7, 200])
 def test_home_honours_any_page_size_within_bounds(client: TestClient, limit: int) -> None:
     html = client.get("/ui/", params={"verdict": "any", "limit": limit}).text

@@ -57,6 +57,13 @@ def test_a_port_in_use_is_one_line_naming_it_and_the_flag(command: list[str], ta
     assert "Traceback" not in result.output
 
 
+def test_hub_serve_on_a_port_in_use_writes_no_examples(taken_port: int, tmp_path: Path) -> None:
+    root = tmp_path / "hub"
+    result = runner.invoke(app, ["hub", "serve", "--root", str(root), "--examples", "--port", str(taken_port)])
+    assert result.exit_code == 2 and "already in use" in result.stderr, result.output
+    assert not root.exists()
+
+
 def test_hub_serve_binds_loopback_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 

@@ -37,14 +37,35 @@ def test_every_command_help_has_examples_and_plain_metavars(words: tuple[str, ..
     usage = next(line for line in text.splitlines() if "Usage:" in line)
     assert "{" not in usage, usage
     assert "<bool>" not in text
+    for raw in ("<list[", "<str>", "range>", "x<=", "x>="):  # typer's types, not words
+        assert raw not in text, f"`{raw}` in `hfvet {' '.join(words)} --help`"
 
 
 def test_repo_arguments_read_org_name_and_format_shows_its_choices() -> None:
     for command in ("vet", "gate", "review", "download"):
         assert f"hfvet {command} [OPTIONS] ORG/NAME" in help_of(command)
-    assert "<text|json>" in help_of("gate")
-    assert "<text|json|sarif>" in help_of("vet") and "<text|json|sarif>" in help_of("scan")
-    assert "<reader|vetter|reviewer|admin>" in help_of("token", "create")
+    assert "<text | json>" in help_of("gate")
+    assert "<text | json | sarif>" in help_of("vet") and "<text | json | sarif>" in help_of("scan")
+    assert "<reader | vetter | reviewer | admin>" in help_of("token", "create")
+
+
+def test_types_read_as_words() -> None:
+    assert "REPORTS..." in help_of("policy", "diff") and "FILES..." in help_of("policy", "check")
+    assert "<int> [0-65535]" in help_of("serve") and "<int> [1-64]" in help_of("worker")
+    assert "<number> [at least 1]" in help_of("vet")
+    assert "<number>  " in help_of("hub", "serve")  # x>=0 tells nothing: no range
+    assert "--policy  " in help_of("scan") and "<name|path>" in help_of("scan")
+
+
+def test_serve_host_says_what_another_address_needs() -> None:
+    assert "(default 127.0.0.1; any other address needs a live API token)" in help_of("serve")
+
+
+@pytest.mark.parametrize("columns", ["60", "80"])
+def test_choices_wrap_between_words_on_a_narrow_terminal(columns: str) -> None:
+    text = runner.invoke(app, ["token", "create", "--help"], env={"COLUMNS": columns}).output
+    for role in ROLES:
+        assert role in text, text
 
 
 def test_the_role_choices_are_the_roles() -> None:

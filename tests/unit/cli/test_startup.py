@@ -104,3 +104,4 @@ def test_every_summary_is_the_first_paragraph_of_the_command_help() -> None:
     for name, ref in cli_main.COMMANDS.items():
         command = cli_main.load_command(name)
         assert (command.help or "").split("\n\n")[0] == ref.summary, name
+        assert "...." not in ref.summary, name  # an ellipsis then a full stop reads as a typo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -91,3 +92,22 @@ def test_list_shows_expiry_and_marks_expired_and_revoked_tokens(store_url: str) 
     assert "expired" in lines["old"]
     assert "2099-01-01T00:00:00" in lines["fresh"] and "live" in lines["fresh"]
     assert "never" in lines["gone"] and "revoked" in lines["gone"]
+
+
+def test_list_as_json_for_scripts(store_url: str) -> None:
+    store = Store(store_url)
+    run(store_url, "list")  # migrates the fresh store
+    with store.session() as session:
+        tokens.create(session, "ci", "vetter", actor="test", expires_at=datetime(2099, 1, 1, tzinfo=UTC))
+        tokens.create(session, "gone", "admin", actor="test", expires_at=None)
+        tokens.revoke(session, "gone", actor="test")
+    store.close()
+    code, out, _ = run(store_url, "list", "--format", "json")
+    assert code == 0
+    listed = {row["name"]: row for row in json.loads(out)}
+    assert set(listed["ci"]) == {"name", "role", "created", "expires", "revoked", "state"}
+    assert listed["ci"]["role"] == "vetter" and listed["ci"]["state"] == "live"
+    assert listed["ci"]["expires"] == "2099-01-01T00:00:00Z" and listed["ci"]["revoked"] is None
+    assert datetime.fromisoformat(listed["ci"]["created"]).tzinfo == UTC
+    assert listed["gone"]["state"] == "revoked" and listed["gone"]["expires"] is None
+    assert str(listed["gone"]["revoked"]).endswith("Z")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
+
 from huggingface_hub import constants
 
 from app.settings import Settings
-from app.web.formatting import diff_rows, hub_tree, readable, severity_counts, size
+from app.web.formatting import diff_rows, hub_tree, plural, readable, severity_counts, size, when
 
 
 def test_a_changed_line_pair_marks_only_what_differs() -> None:
@@ -46,3 +48,14 @@ def test_hub_links_use_the_configured_endpoint_else_huggingface_hubs_default() -
     assert hub_tree("org/name", None, mirror) == "https://mirror.example.test/org/name"
     default = Settings().model_copy(update={"hf_endpoint": None})
     assert hub_tree("org/name", sha, default) == f"{constants.ENDPOINT.rstrip('/')}/org/name/tree/{sha}"
+
+
+def test_times_read_in_utc_whether_a_datetime_or_the_hubs_iso_string() -> None:
+    at = datetime(2026, 5, 2, 22, 48, 9, tzinfo=UTC)
+    assert when(at) == when("2026-05-02T22:48:09Z") == when("2026-05-02T22:48:09.000Z") == "2026-05-02 22:48 UTC"
+    assert when(at.astimezone(timezone(timedelta(hours=2)))) == "2026-05-02 22:48 UTC"
+    assert when(None) == "" and when("not a time") == "not a time"
+
+
+def test_one_reads_singular_anything_else_plural() -> None:
+    assert (plural(1, "repo"), plural(0, "repo"), plural(2, "commit")) == ("repo", "repos", "commits")
