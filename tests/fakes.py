@@ -7,6 +7,9 @@ import io
 import threading
 from typing import ClassVar
 
+import httpx2
+import pytest
+
 from app.core.findings import Finding, RuleInfo, RuleKind, ScanOutcome, Severity
 from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.core.ports import SourceError
@@ -125,3 +128,18 @@ class CountingStream(io.BytesIO):
         data = super().readline(size)
         self.consumed += len(data)
         return data
+
+
+def count_hub_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URLs the hub wire sends, appended as they go (every attempt, retries included); sends still happen."""
+    from app.sources import hub_wire
+
+    sent: list[str] = []
+    real_send = hub_wire.Wire._send
+
+    def counted(self: hub_wire.Wire, url: str, *args: object) -> httpx2.Response:
+        sent.append(url)
+        return real_send(self, url, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hub_wire.Wire, "_send", counted)
+    return sent

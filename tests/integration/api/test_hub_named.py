@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx2
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
@@ -19,22 +18,14 @@ from app.db import tokens
 from app.server import create_app
 from app.services.store import open_store
 from app.settings import Settings
-from app.sources import hub_wire
+from tests.fakes import count_hub_sends
 
 NOWHERE = "http://hfvet-no-such-host.invalid"
 
 
 @pytest.fixture
 def sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    sent: list[str] = []
-    real_send = hub_wire.Wire._send
-
-    def counted(self: hub_wire.Wire, url: str, *args: object) -> httpx2.Response:
-        sent.append(url)
-        return real_send(self, url, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(hub_wire.Wire, "_send", counted)
-    return sent
+    return count_hub_sends(monkeypatch)
 
 
 def test_post_vet_names_the_hub_and_hf_endpoint_after_one_attempt(tmp_path: Path, sends: list[str]) -> None:

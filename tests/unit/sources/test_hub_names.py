@@ -12,23 +12,16 @@ import socket
 import httpx2
 import pytest
 
-from app.sources import hub_wire
 from app.sources.hub import HubClient, HubSource, resolve_revision
 from app.sources.hub_errors import HubRepoNotFound, HubUnreachable, named, unresolved_host
 from app.sources.hub_wire import Retry, mapped_errors
+from tests.fakes import count_hub_sends
 
 NOWHERE = "http://hfvet-no-such-host.invalid"
 
 
 def test_a_host_that_does_not_resolve_is_tried_once_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    sends: list[str] = []
-    real_send = hub_wire.Wire._send
-
-    def counted(self: hub_wire.Wire, url: str, *args: object) -> httpx2.Response:
-        sends.append(url)
-        return real_send(self, url, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(hub_wire.Wire, "_send", counted)
+    sends = count_hub_sends(monkeypatch)
     sleeps: list[float] = []
     hub = HubClient.create(NOWHERE, token=False, sleep=sleeps.append)
     with pytest.raises(HubUnreachable) as raised:
