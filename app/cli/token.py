@@ -14,6 +14,7 @@ from rich.table import Table
 from app.cli import exit_codes
 from app.cli.console import console
 from app.cli.options import examples
+from app.core.principals import TokenInfo
 from app.services import tokens
 from app.services.store import open_store
 from app.settings import Settings
@@ -121,17 +122,14 @@ def list_cmd(
     console().print(table)
 
 
-def _as_json(row: tokens.TokenInfo, now: datetime) -> dict[str, str | None]:
+def _as_json(row: TokenInfo, now: datetime) -> dict[str, str | None]:
     return {"name": row.name, "role": row.role, "created": _iso(row.created_at), "expires": _iso(row.expires_at),
             "revoked": _iso(row.revoked_at), "state": row.state(now)}
 
 
 def _iso(at: datetime | None) -> str | None:
-    """`2026-12-01T12:00:00Z` (the store keeps UTC; SQLite hands it back without a zone)."""
-    if at is None:
-        return None
-    utc = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-    return utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    """`2026-12-01T12:00:00Z` (the store hands back aware times: app.db.base.UTCDateTime)."""
+    return None if at is None else at.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @token_app.command("revoke", epilog=examples(

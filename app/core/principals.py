@@ -38,3 +38,22 @@ class TokenExpired(Exception):
 def digest(secret: str) -> str:
     """What the store keeps of a token's secret (and what a dashboard session names its token by)."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    name: str
+    role: str
+    created_at: datetime
+    revoked_at: datetime | None
+    expires_at: datetime | None
+
+    def state(self, now: datetime) -> str:
+        """live, revoked or expired (revoked wins: it was an act, expiry is only time passing).
+
+        LIVE read back on a listed row, at a time the caller picks after the listing
+        (tests/integration/db/test_tokens.py holds the two to the same answers); the store keeps its
+        times aware, in UTC (app.db.base.UTCDateTime)."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.expires_at is not None and self.expires_at <= now else "live"

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.core.principals import ROLES, Principal, TokenExpired, digest
+from app.core.principals import ROLES, Principal, TokenExpired, TokenInfo, digest
 from app.db import web_sessions
 from app.db.models import AuditRow, TokenRow
 
@@ -27,24 +26,6 @@ PREFIX = "hfv_"
 # run through SQLAlchemy stores it as the column does (VersionProbe applies that type itself).
 LIVE: ColumnElement[bool] = and_(TokenRow.revoked_at.is_(None),
                                  or_(TokenRow.expires_at.is_(None), TokenRow.expires_at > bindparam("now")))
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    name: str
-    role: str
-    created_at: datetime
-    revoked_at: datetime | None
-    expires_at: datetime | None
-
-    def state(self, now: datetime) -> str:
-        """live, revoked or expired (revoked wins: it was an act, expiry is only time passing).
-
-        LIVE read back on a listed row, at a time the caller picks after the listing
-        (tests/integration/db/test_tokens.py holds the two to the same answers)."""
-        if self.revoked_at is not None:
-            return "revoked"
-        return "expired" if _expired(self.expires_at, now) else "live"
 
 
 def create(session: Session, name: str, role: str, actor: str, *, expires_at: datetime | None = None) -> str:
@@ -108,8 +89,3 @@ def at(now: datetime | None = None) -> dict[str, datetime]:
     """LIVE's parameter: ``now`` (default: this moment) in UTC, as the store keeps its times (SQLite
     keeps no zone, so a time in another zone would compare as text in the wrong order)."""
     return {"now": (now or datetime.now(UTC)).astimezone(UTC)}
-
-
-def _expired(expires_at: datetime | None, now: datetime) -> bool:
-    return expires_at is not None and expires_at <= now
-

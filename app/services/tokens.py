@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.core.principals import Principal, TokenExpired, digest
+from app.core.principals import Principal, TokenExpired, TokenInfo, digest
 from app.db import tokens as rows
 from app.db import web_sessions
 from app.db.session import Store
-from app.db.tokens import TokenInfo as TokenInfo  # what listing() returns, for its callers (faces never import app.db)
 
 SESSION_MAX_AGE = 8 * 3600  # a working day; then log in again (the cookie says the same)
 
