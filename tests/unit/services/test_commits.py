@@ -97,3 +97,21 @@ def test_a_review_of_a_typo_suggests_the_vetted_repo(vetted: Store) -> None:
     with pytest.raises(ReviewRefused) as known:  # a vetted repo, an unvetted commit: nothing to suggest
         submit_review(vetted, DEFAULT, ReviewRequest(REPO, "f" * 40, "approve", "read it", "test", "admin"))
     assert "did you mean" not in str(known.value)
+
+
+def test_the_prefilter_keeps_every_repo_difflib_finds_close() -> None:
+    """similar_repos asks difflib only about the ids rapidfuzz keeps: the answer must be difflib's own."""
+    import difflib
+    import random
+    import string
+
+    from app.services.commits import CLOSE, _within_reach
+
+    rng = random.Random(7)
+    seeds = ["nvidia/deepseek-v4-flash-nvfp4", "nvldia/deepseek-v4-flash-nvfp4", "meta/llama-3.1-8b"]
+    near = [s[:i] + rng.choice("ab-.") + s[i + 1:] for s in seeds for i in range(len(s))]
+    noise = ["".join(rng.choices(string.ascii_lowercase + "-./0123456789", k=rng.randint(5, 60))) for _ in range(2000)]
+    known = seeds + near + noise
+    for wanted in [*seeds, "nvidia/deepseek-v4-flash-nvfp5", "meta/llama-3-8b", *rng.sample(known, 50)]:
+        assert difflib.get_close_matches(wanted, _within_reach(wanted, known), n=len(known), cutoff=CLOSE) == \
+            difflib.get_close_matches(wanted, known, n=len(known), cutoff=CLOSE), wanted
