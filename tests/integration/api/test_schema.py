@@ -90,7 +90,7 @@ def test_linked_sequences_of_calls_make_no_server_error(sqlite_live: Live) -> No
         vetted = httpx.post(f"{sqlite_live.url}/vet", params={"repo": repo, "wait": 120},
                             headers=sqlite_live.auth("admin"), timeout=150)
         assert vetted.status_code == 200, vetted.text
-        assert_the_gate_link_leads_to_a_gate_answer(sqlite_live, vetted.json())
+        assert_the_vet_links_lead_to_answers(sqlite_live, vetted.json())
     answered: set[tuple[str, int]] = set()
     scenarios: list[int] = []
 
@@ -118,20 +118,25 @@ def test_linked_sequences_of_calls_make_no_server_error(sqlite_live: Live) -> No
         if len(scenarios) >= SCENARIOS:
             break
     assert len(scenarios) >= SCENARIOS, (len(scenarios), sorted(answered))
-    # Only a link leads there: a job id or a vetted commit is never drawn at random.
-    assert ("GET /vet/{job_id}", 200) in answered, sorted(answered)
+    # Whether a drawn sequence starts from a vet that succeeds is chance (CI once saw no 200 from the
+    # job link in 20 sequences), so reaching a link's target is proven by hand above, not asserted here.
     assert {("GET /gate", status) for status in (200, 403, 404)} & answered, sorted(answered)
 
 
-def assert_the_gate_link_leads_to_a_gate_answer(live: Live, vetted: dict[str, Any]) -> None:
-    """POST /vet's `gate` link, followed by hand: which vet a random sequence starts from is drawn, so
-    the stateful run above cannot promise to reach a vetted commit's gate answer; this does."""
-    link = OPENAPI["paths"]["/vet"]["post"]["responses"]["200"]["links"]["gate"]
-    pointer = {name: expression.removeprefix("$response.body#") for name, expression in link["parameters"].items()}
-    params = {name: json_pointer(vetted, path) for name, path in pointer.items()}
-    answer = httpx.get(f"{live.url}/gate", params=params, timeout=30)
+def assert_the_vet_links_lead_to_answers(live: Live, vetted: dict[str, Any]) -> None:
+    """POST /vet's `job` and `gate` links, followed by hand: the stateful run above cannot promise to
+    start from a vet that succeeds, so it cannot promise to reach either target; this does."""
+    links = OPENAPI["paths"]["/vet"]["post"]["responses"]["200"]["links"]
+    job = httpx.get(f"{live.url}/vet/{link_values(links['job'], vetted)['job_id']}", timeout=30)
+    assert job.status_code == 200 and job.json()["job"]["id"] == vetted["job"]["id"], job.text
+    answer = httpx.get(f"{live.url}/gate", params=link_values(links["gate"], vetted), timeout=30)
     assert answer.status_code in (200, 403), answer.text
     assert answer.json()["revision"] == vetted["job"]["revision"]
+
+
+def link_values(link: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    pointers = {name: expression.removeprefix("$response.body#") for name, expression in link["parameters"].items()}
+    return {name: json_pointer(answer, path) for name, path in pointers.items()}
 
 
 def json_pointer(document: Any, path: str) -> Any:
