@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, ByteSize, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # SettingsError lives below settings: `hfvet gate --server` and the CLI's error handling catch it without pydantic.
@@ -129,6 +129,22 @@ class Settings(BaseSettings):
     vet_deadline: float = Field(
         900, gt=0, description="Seconds one vet may take, listing included, in the CLI (`--timeout` overrides), "
         "the server and the workers: past it, hub calls fail and files not yet scanned are `vet-timeout`."
+    )
+    hub_branch_moved: Literal["newest-approved", "refuse"] = Field(
+        "newest-approved", description="The Hub endpoint (/hub), asked for a branch or tag whose head is not "
+        "approved: serve the repo's newest approved commit, or refuse (docs/endpoint.md)."
+    )
+    hub_vet_unvetted: bool = Field(
+        False, description="The Hub endpoint, asked for a repo or commit never vetted: queue a vet and answer "
+        "503 with Retry-After (the client retries), instead of refusing."
+    )
+    hub_cache_dir: Path | None = Field(
+        None, description="The Hub endpoint's blob cache: verified files by content hash, on local disk or a "
+        "shared volume (unset: no cache, every file is streamed from the upstream hub)."
+    )
+    hub_cache_max_bytes: ByteSize = Field(
+        ByteSize(100 * 1024**3), ge=1, description="The blob cache's size bound (bytes, or e.g. `500GB`); the "
+        "least recently served blobs go first."
     )
     # The values of app.core.scanners.base.PeersMode, spelled out: light commands
     # (gate, --help) read settings and should not load scanner modules.

@@ -16,10 +16,14 @@ from app.db.version import VersionProbe
 from app.jobs.interface import JobQueue
 from app.jobs.processes import ProcessVets
 from app.services import tokens
-from app.services.gating import GateCache
+from app.services.blob_cache import BlobCache
+from app.services.commits import expand_commit
+from app.services.gating import GateCache, GateResult, cached_gate
 from app.services.outcomes import Resolver
+from app.services.references import Bounds
 from app.settings import Settings
 from app.shared_reads import SharedReads
+from app.sources.upstream import Upstream
 
 
 @dataclass
@@ -37,6 +41,8 @@ class AppState:
     # The gate's resolver of referenced branches: shared for HFVET_HUB_RESOLVE_TTL (app.services.hub_resolutions).
     gate_resolve: Resolver | None = None
     stopping: threading.Event = field(default_factory=threading.Event)  # set on SIGTERM: answers stop resolving
+    upstream: Upstream | None = None  # the Hub endpoint's source of bytes (app.endpoint): the server's own hub
+    blob_cache: BlobCache | None = None  # the Hub endpoint's verified blobs (HFVET_HUB_CACHE_DIR)
     # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
     shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
 
@@ -49,6 +55,16 @@ class AppState:
 
     def _written_since(self, version: tuple[int, int]) -> set[str]:
         return self.version.written_since(version)
+
+    def gate(self, repo: str, revision: str | None, left: threading.Event | None = None) -> GateResult:
+        """The gate's answer as this server gives it (GET /gate and the Hub endpoint): a short commit id first
+        resolved to the vetted commit it names (or the hub's), exact commits from the cache; bounded by the hub
+        budget, and ended when ``left`` is set (the client left) or the server is stopping."""
+        revision = expand_commit(self.store, repo, revision, self.resolve)
+        bounds = Bounds(self.settings.gate_hub_budget,
+                        lambda: (left is not None and left.is_set()) or self.stopping.is_set())
+        return cached_gate(self.gate_cache, repo, revision, store=self.store, policy=self.policy,
+                           resolve=self.resolve, references=self.gate_resolve, bounds=bounds)
 
     def token_name(self, secret: str) -> str | None:
         """The name of the live token ``secret`` is, or None (the rate limit's caller: app.api.ratelimit)."""

@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from app.api.errors import ApiError
-from app.core.principals import Principal, TokenExpired
+from app.core.principals import Principal, TokenExpired, bearer_secret
 from app.state import AppState
 
 
@@ -40,12 +40,6 @@ async def principal(request: Request, app: StateDep) -> Principal | None:
     if who is None:
         raise ApiError(401, "bad-token", "the token is unknown or revoked")
     return who
-
-
-def bearer_secret(header: str) -> str | None:
-    """The secret of an `Authorization: Bearer <secret>` header, or None when it is not one."""
-    scheme, _, secret = header.partition(" ")
-    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
 
 
 PrincipalDep = Annotated[Principal | None, Depends(principal)]

@@ -27,8 +27,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.deps import bearer_secret
 from app.api.errors import error_body
+from app.core.principals import bearer_secret
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_CALLERS = 10_000  # per table: tokens, addresses

@@ -35,6 +35,13 @@ class TokenExpired(Exception):
         self.name, self.expired_at = name, expired_at
 
 
+def bearer_secret(header: str) -> str | None:
+    """The secret of an `Authorization: Bearer <secret>` header, or None when it is not one (the API's, the
+    gate's fast path's and the Hub endpoint's one reading of it)."""
+    scheme, _, secret = header.partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
+
+
 def digest(secret: str) -> str:
     """What the store keeps of a token's secret (and what a dashboard session names its token by)."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()

@@ -6,11 +6,14 @@ a same-origin redirect would make the client lose ``X-Repo-Commit``), and never 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 from starlette.responses import Response, StreamingResponse
 
+from app.core.byte_ranges import RangeNotSatisfiable, parse_range
 from app.hubfixture import errors
 from app.hubfixture.context import Call, Level, open_repo, resolve
-from app.hubfixture.ranges import RangeNotSatisfiable, file_chunks, parse_range
 from app.hubfixture.snapshot import FileEntry
 
 
@@ -53,3 +56,19 @@ def _file_headers(entry: FileEntry, commit: str) -> dict[str, str]:
         headers["X-Linked-Etag"] = f'"{entry.sha256}"'
         headers["X-Linked-Size"] = str(entry.size)
     return headers
+
+
+_CHUNK = 1 << 20
+
+
+def file_chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
+    """Stream ``length`` bytes from ``start`` without loading the file."""
+    with path.open("rb") as fh:
+        fh.seek(start)
+        remaining = length
+        while remaining > 0:
+            chunk = fh.read(min(_CHUNK, remaining))
+            if not chunk:
+                return
+            remaining -= len(chunk)
+            yield chunk

@@ -25,10 +25,7 @@ from app.api.openapi import errors
 from app.api.schemas import ErrorOut, GateOut
 from app.core.gate import Approved, Moved, NotVetted
 from app.core.ids import REPO_PATTERN, REVISION_PATTERN
-from app.services.commits import expand_commit
-from app.services.gating import GateResult, cached_gate
-from app.services.references import Bounds
-from app.state import AppState
+from app.services.gating import GateResult
 
 router = APIRouter(tags=["gate"])
 DISCONNECT_POLL = 0.25  # seconds between checks that the client is still there, while an answer is computed
@@ -62,22 +59,10 @@ async def get_gate(
     repo = validation.repo_id(repo)
     revision = None if revision is None else validation.revision(revision)
     left = threading.Event()
-    work = partial(_answer, app, repo, revision, bounds(app, left))
+    work = partial(app.gate, repo, revision, left)
     result = await unless_abandoned(request, work, left)
     metrics.gate_answered(result.status)
     return gate_response(result)
-
-
-def _answer(app: AppState, repo: str, revision: str | None, limits: Bounds) -> GateResult:
-    """The gate's answer, a short commit id first resolved to the vetted commit it names (or the hub's)."""
-    revision = expand_commit(app.store, repo, revision, app.resolve)
-    return cached_gate(app.gate_cache, repo, revision, store=app.store, policy=app.policy, resolve=app.resolve,
-                       references=app.gate_resolve, bounds=limits)
-
-
-def bounds(app: AppState, left: threading.Event) -> Bounds:
-    """The answer's hub budget, and its end: the client left, or the server is stopping."""
-    return Bounds(app.settings.gate_hub_budget, lambda: left.is_set() or app.stopping.is_set())
 
 
 async def unless_abandoned(request: Request, work: partial[GateResult], left: threading.Event) -> GateResult:

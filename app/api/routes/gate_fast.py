@@ -23,10 +23,9 @@ from urllib.parse import parse_qsl
 from starlette.types import Receive, Scope, Send
 
 from app.api import metrics
-from app.api.deps import bearer_secret
 from app.api.routes.gate import gate_response
 from app.core.ids import is_commit
-from app.core.principals import digest
+from app.core.principals import bearer_secret, digest
 from app.services.gating import GateResult, cache_key
 from app.state import AppState
 

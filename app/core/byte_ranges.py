@@ -1,13 +1,11 @@
-"""Exact single-range ``Range: bytes=...`` handling for /resolve (RFC 9110 §14)."""
+"""Exact single-range ``Range: bytes=...`` handling for /resolve (RFC 9110 §14): the fixture hub's and the
+Hub endpoint's (app.endpoint) one reading of the header."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-_CHUNK = 1 << 20
 _SPEC = re.compile(r"bytes=(\d*)-(\d*)")
 
 
@@ -56,16 +54,3 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if start >= size:
         raise RangeNotSatisfiable(header)
     return ByteRange(start, min(end, size - 1))
-
-
-def file_chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
-    """Stream ``length`` bytes from ``start`` without loading the file."""
-    with path.open("rb") as fh:
-        fh.seek(start)
-        remaining = length
-        while remaining > 0:
-            chunk = fh.read(min(_CHUNK, remaining))
-            if not chunk:
-                return
-            remaining -= len(chunk)
-            yield chunk

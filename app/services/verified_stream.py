@@ -1,0 +1,108 @@
+"""Bytes of an approved file, checked in flight against the approved manifest before the last of them goes out.
+
+The whole file is always read and hashed (sha256 for an LFS file, else the git blob id), whatever range the
+client asked for; the bytes in the range are passed on as they come, except the last piece, which is held
+back until the hash and the size match. On a mismatch the body ends short and cleanly: huggingface_hub
+then raises "Consistency check failed" and deletes its temporary file (it resumes only after a broken
+connection, so a clean end leaves nothing to splice later bytes onto). Memory stays one chunk per stream.
+A ``Spool`` (the blob cache's writer) gets every byte and is committed only once they are verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.core.byte_ranges import ByteRange
+from app.core.manifest import ManifestFile
+
+
+class Spool(Protocol):
+    """Where a verified copy goes (app.services.blob_cache.BlobWriter)."""
+
+    def write(self, chunk: bytes) -> None: ...
+
+    def commit(self) -> bool: ...
+
+    def abort(self) -> None: ...
+
+
+@dataclass
+class Checked:
+    """How one stream ended: filled in as it runs, read by the endpoint once it is over."""
+
+    sent: int = 0  # bytes of the range passed on
+    read: int = 0  # bytes of the file read from the source
+    ok: bool | None = None  # None: the stream did not reach the end (the client left, the source failed)
+    problem: str = ""
+    cached: bool = field(default=False)  # the spool kept a verified copy
+
+
+class Digest:
+    """The hash the manifest names for ``entry``: its LFS sha256, else its git blob id."""
+
+    def __init__(self, entry: ManifestFile) -> None:
+        self.kind = "sha256" if entry.sha256 else "git blob id"
+        self.expected = (entry.sha256 or entry.blob_id or "").lower()
+        self._hash = hashlib.sha256() if entry.sha256 else hashlib.sha1(usedforsecurity=False)
+        if not entry.sha256:
+            self._hash.update(f"blob {entry.size}\0".encode())
+
+    def update(self, chunk: bytes) -> None:
+        self._hash.update(chunk)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def verifiable(entry: ManifestFile) -> bool:
+    """The manifest names a hash to check ``entry`` against (a file without one is never served)."""
+    return bool(entry.sha256 or entry.blob_id)
+
+
+async def verified(source: AsyncIterator[bytes], entry: ManifestFile, wanted: ByteRange | None, checked: Checked,
+                   spool: Spool | None = None) -> AsyncIterator[bytes]:
+    """The bytes of ``wanted`` (None: all) of ``source``, the last piece only once all of ``entry`` matched."""
+    start, end = (0, entry.size) if wanted is None else (wanted.start, wanted.end + 1)
+    digest, held = Digest(entry), b""
+    try:
+        async for chunk in source:
+            if checked.read + len(chunk) > entry.size:
+                checked.problem = f"the upstream sent more than the approved {entry.size} bytes"
+                break
+            offset, checked.read = checked.read, checked.read + len(chunk)
+            digest.update(chunk)
+            if spool is not None:
+                spool.write(chunk)
+            piece = chunk[max(start - offset, 0):max(min(end - offset, len(chunk)), 0)]
+            if piece:
+                if held:
+                    yield held
+                    checked.sent += len(held)
+                held = piece
+        else:
+            checked.problem = _mismatch(entry, digest, checked.read)
+        checked.ok = not checked.problem
+        if checked.ok and held:
+            yield held
+            checked.sent += len(held)
+    finally:
+        _settle(spool, checked)
+
+
+def _mismatch(entry: ManifestFile, digest: Digest, read: int) -> str:
+    if read != entry.size:
+        return f"the upstream sent {read} bytes, the approved manifest says {entry.size}"
+    actual = digest.hexdigest()
+    return "" if actual == digest.expected else f"{digest.kind} {actual} is not the approved {digest.expected}"
+
+
+def _settle(spool: Spool | None, checked: Checked) -> None:
+    if spool is None:
+        return
+    if checked.ok:
+        checked.cached = spool.commit()
+    else:
+        spool.abort()
