@@ -20,6 +20,7 @@ from app.jobs.interface import JobQueue
 from app.jobs.pgqueue import ProcrastinateQueue
 from app.jobs.poller import Poller
 from app.jobs.processes import ProcessVets
+from app.services.blob_cache import BlobCache
 from app.services.hub_resolutions import SharedResolver
 from app.services.outcomes import Resolver
 from app.services.policies import active_policy
@@ -27,6 +28,7 @@ from app.services.polling import poll_once
 from app.services.store import open_store
 from app.services.vetting import job_vet
 from app.settings import Settings
+from app.sources.upstream import Upstream
 from app.state import AppState
 
 
@@ -50,6 +52,8 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
                 state.vet_processes.close()
             state.version.close()
             state.store.close()
+            if state.upstream is not None:
+                await state.upstream.aclose()
 
     app = HfvetAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
@@ -79,7 +83,21 @@ def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState
     resolve = resolve or hub_resolver(settings)
     shared = SharedResolver(resolve, store, ttl=settings.hub_resolve_ttl, failure_ttl=settings.hub_resolve_failure_ttl)
     return AppState(settings, store, jobs, policy, resolve, VersionProbe(store.engine), vet_processes=processes,
-                    gate_resolve=shared)
+                    gate_resolve=shared, upstream=upstream(settings), blob_cache=blob_cache(settings))
+
+
+def upstream(settings: Settings) -> Upstream:
+    """The Hub endpoint's source: the server's own hub and token (never a client's)."""
+    from app.sources.hub import HubClient
+
+    hub = HubClient.from_settings(settings)
+    return Upstream(hub.endpoint, hub.token or None)
+
+
+def blob_cache(settings: Settings) -> BlobCache | None:
+    if settings.hub_cache_dir is None:
+        return None
+    return BlobCache(settings.hub_cache_dir, int(settings.hub_cache_max_bytes))
 
 
 def stop_answers(app: FastAPI) -> None:

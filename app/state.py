@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from app.core.policy import LoadedPolicy
 from app.core.principals import Principal, TokenExpired
@@ -19,6 +20,7 @@ from app.services import tokens
 from app.services.blob_cache import BlobCache
 from app.services.commits import expand_commit
 from app.services.gating import GateCache, GateResult, cached_gate
+from app.services.hub_endpoint import Endpoint, queue_vet
 from app.services.outcomes import Resolver
 from app.services.references import Bounds
 from app.settings import Settings
@@ -65,6 +67,12 @@ class AppState:
                         lambda: (left is not None and left.is_set()) or self.stopping.is_set())
         return cached_gate(self.gate_cache, repo, revision, store=self.store, policy=self.policy,
                            resolve=self.resolve, references=self.gate_resolve, bounds=bounds)
+
+    @cached_property
+    def hub_endpoint(self) -> Endpoint:
+        """The Hub endpoint's decision (app.services.hub_endpoint), through this server's gate."""
+        queue = queue_vet(self.jobs, self.resolve) if self.settings.hub_vet_unvetted else None
+        return Endpoint(lambda repo, revision: self.gate(repo, revision), self.settings.hub_branch_moved, queue)
 
     def token_name(self, secret: str) -> str | None:
         """The name of the live token ``secret`` is, or None (the rate limit's caller: app.api.ratelimit)."""

@@ -19,7 +19,6 @@ from app.core import manifest_json
 from app.core.gate import Approved, Denied, Moved, NotVetted
 from app.core.manifest import ManifestFile
 from app.core.manifest_json import ManifestFormatError
-from app.core.principals import Principal
 from app.services.commits import AmbiguousCommit
 from app.services.gating import GateError, GateResult
 from app.services.outcomes import Resolver
@@ -48,10 +47,12 @@ class Served:
 class Refusal(Exception):
     """Not served; ``code`` is the Hub's X-Error-Code the client maps to its exception (None: a plain error)."""
 
-    def __init__(self, status: int, code: str | None, reason: str, message: str, retry_after: int | None = None):
+    def __init__(self, status: int, code: str | None, reason: str, message: str, retry_after: int | None = None,
+                 commit: str | None = None):
         super().__init__(message)
-        self.status, self.code, self.reason, self.message, self.retry_after = (
-            status, code, reason, message, retry_after)
+        self.status, self.code, self.reason, self.message = status, code, reason, message
+        self.retry_after = retry_after
+        self.commit = commit  # the served commit, when the refusal is of a path in it (EntryNotFound)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,9 @@ def files_of(result: GateResult) -> dict[str, ManifestFile]:
                       f"served ({exc}): vet it again") from exc
 
 
-def queue_vet(jobs: JobQueue, resolve: Resolver, who: Principal) -> QueueFn:
-    """A ``QueueFn`` that queues through app.services.vets.request_vet as ``who``."""
-    return lambda repo, revision: request_vet(jobs, resolve, repo, revision, who).sha
+QUEUED_BY = "hub-endpoint"  # the actor of the vets the endpoint queues (the audit log's vet-requested rows)
+
+
+def queue_vet(jobs: JobQueue, resolve: Resolver) -> QueueFn:
+    """A ``QueueFn`` that queues through app.services.vets.request_vet, as the endpoint."""
+    return lambda repo, revision: request_vet(jobs, resolve, repo, revision, QUEUED_BY).sha

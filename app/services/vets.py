@@ -27,11 +27,12 @@ if TYPE_CHECKING:
     from app.jobs.interface import JobQueue
 
 
-def request_vet(jobs: JobQueue, resolve: Resolver, repo: str, revision: str, who: Principal) -> VetJob:
+def request_vet(jobs: JobQueue, resolve: Resolver, repo: str, revision: str, who: Principal | str) -> VetJob:
     """Queue a vet of ``repo`` at the commit ``revision`` names now (one per repo, commit and policy: a
-    request for one already queued or running joins it). Hub errors propagate before anything is queued."""
+    request for one already queued or running joins it), as ``who`` (a token's holder, or an actor named
+    by the face). Hub errors propagate before anything is queued."""
     sha = resolve(repo, revision)
-    return jobs.submit(repo, revision, sha, requested_by=who.actor)
+    return jobs.submit(repo, revision, sha, requested_by=who if isinstance(who, str) else who.actor)
 
 
 def job_document(store: Store, job: VetJob) -> dict[str, Any] | None:

@@ -1,0 +1,146 @@
+"""``HEAD``/``GET /{org}/{name}/resolve/{rev}/{path}``: an approved file's headers from the manifest, and its
+bytes from the blob cache or the upstream hub, verified in flight (app.services.verified_stream).
+
+HEAD never reaches the upstream. A branch's HEAD is redirected (same origin, so the client follows it) to
+the commit it is served at, so the GET that follows is pinned. GET bodies carry no Content-Length: a body cut
+short by a failed verification then ends cleanly, and huggingface_hub raises instead of resuming onto it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import BinaryIO
+from urllib.parse import quote
+
+from anyio import to_thread
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response, StreamingResponse
+
+from app.core.byte_ranges import ByteRange, RangeNotSatisfiable, parse_range
+from app.core.manifest import ManifestFile
+from app.endpoint import metrics, payloads
+from app.endpoint.call import Call, entry_not_found, not_found
+from app.endpoint.listing import served
+from app.services.blob_cache import BlobKey
+from app.services.hub_endpoint import Refusal, Served
+from app.services.pulls import record_pull
+from app.services.verified_stream import Checked, verifiable, verified
+from app.sources.hub_errors import HubError
+
+log = logging.getLogger("hfvet.endpoint")
+CHUNK = 1 << 20
+
+
+async def resolve_file(call: Call) -> Response:
+    seg = call.segments
+    if len(seg) < 5 or not seg[0] or not seg[1]:
+        raise not_found()
+    if call.method not in ("GET", "HEAD"):
+        return Response(status_code=405, headers={"Allow": "GET, HEAD"})
+    repo, revision, path = f"{seg[0]}/{seg[1]}", seg[3], "/".join(seg[4:])
+    at = await served(call, repo, revision)
+    entry = at.files.get(path)
+    if entry is None:
+        raise entry_not_found(repo, at.commit, path)
+    if not verifiable(entry):
+        raise Refusal(403, "GatedRepo", "unverifiable", f"hfvet: the approved manifest of {repo}@{at.commit} "
+                      f"names no hash for {path}, so its bytes cannot be checked: vet it again")
+    headers = file_headers(entry, at)
+    if call.method == "HEAD" and revision != at.commit:
+        location = call.url_of(f"{quote(seg[0])}/{quote(seg[1])}/resolve/{at.commit}/{quote(path)}")
+        return Response(status_code=307, headers={**headers, "Location": location})
+    try:
+        wanted = parse_range(call.headers.get("range"), entry.size)
+    except RangeNotSatisfiable:
+        return Response(status_code=416, headers={**headers, "Content-Range": f"bytes */{entry.size}"})
+    status = 200 if wanted is None else 206
+    if wanted is not None:
+        headers["Content-Range"] = wanted.content_range(entry.size)
+    if call.method == "HEAD":
+        length = entry.size if wanted is None else wanted.length
+        return Response(status_code=status, headers={**headers, "Content-Length": str(length)})
+    return StreamingResponse(body(call, at, entry, wanted), status_code=status, headers=headers)
+
+
+def file_headers(entry: ManifestFile, at: Served) -> dict[str, str]:
+    headers = {"X-Repo-Commit": at.commit, "ETag": f'"{payloads.etag(entry)}"', "Accept-Ranges": "bytes",
+               "Content-Type": "application/octet-stream"}
+    if entry.sha256:
+        headers |= {"X-Linked-Etag": f'"{entry.sha256}"', "X-Linked-Size": str(entry.size)}
+    if at.note:
+        headers["X-Hfvet-Note"] = at.note
+    return headers
+
+
+def blob_key(entry: ManifestFile) -> BlobKey:
+    return ("sha256", entry.sha256) if entry.sha256 else ("git-sha1", entry.blob_id or "")
+
+
+async def body(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None) -> AsyncIterator[bytes]:
+    """The bytes of ``wanted``: from the cache when it holds the blob, else from the upstream, verified."""
+    cache = call.state.blob_cache
+    handle = None if cache is None else cache.open(blob_key(entry))
+    source = "upstream" if handle is None else "cache"
+    (metrics.CACHE_MISSES if handle is None else metrics.CACHE_HITS).inc()
+    counted, checked = metrics.BYTES_SERVED.labels(source=source), Checked()
+    pieces = from_upstream(call, at, entry, wanted, checked) if handle is None else from_cache(handle, entry, wanted,
+                                                                                                checked)
+    async for piece in pieces:
+        counted.inc(len(piece))
+        yield piece
+    if checked.ok and (wanted is None or wanted.end == entry.size - 1):  # the file's last byte went out
+        await _record(call, at, entry, source)
+
+
+async def from_upstream(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None,
+                        checked: Checked) -> AsyncIterator[bytes]:
+    """The upstream's bytes, verified; any failure ends the body short and cleanly (never an exception that
+    cuts the connection: the client would resume, splicing later bytes onto unverified ones)."""
+    upstream, cache = call.state.upstream, call.state.blob_cache
+    if upstream is None:
+        raise RuntimeError("the Hub endpoint has no upstream")  # app.server always builds one
+    spool = None if cache is None else cache.writer(blob_key(entry), entry.size)
+    try:
+        async with upstream.open(at.repo, at.commit, entry.path) as chunks:
+            async for piece in verified(chunks, entry, wanted, checked, spool):
+                yield piece
+    except HubError as exc:
+        metrics.UPSTREAM_FAILURES.inc()
+        log.warning("hub endpoint: %s@%s %s: the upstream failed: %s", at.repo, at.commit, entry.path, exc)
+    finally:
+        if spool is not None and checked.ok is None:
+            spool.abort()  # the stream never reached its end (a failure, or the client left)
+    if checked.ok is False:
+        metrics.VERIFICATION_FAILURES.inc()
+        log.error("hub endpoint: %s@%s %s: NOT SERVED, the upstream's bytes do not match the approved manifest: %s",
+                  at.repo, at.commit, entry.path, checked.problem)
+
+
+async def from_cache(handle: BinaryIO, entry: ManifestFile, wanted: ByteRange | None,
+                     checked: Checked) -> AsyncIterator[bytes]:
+    """A verified blob's bytes (they were checked before the cache kept them; its name is their hash)."""
+    start, left = (0, entry.size) if wanted is None else (wanted.start, wanted.length)
+    try:
+        await to_thread.run_sync(handle.seek, start)
+        while left > 0:
+            chunk = await to_thread.run_sync(handle.read, min(CHUNK, left))
+            if not chunk:
+                log.error("hub endpoint: a cached blob ended %d bytes early", left)
+                return
+            left -= len(chunk)
+            yield chunk
+        checked.ok = True
+    except OSError as exc:  # a shared volume's blob evicted by another node mid-read: end short, cleanly
+        log.warning("hub endpoint: reading a cached blob failed: %s", exc)
+    finally:
+        handle.close()
+
+
+async def _record(call: Call, at: Served, entry: ManifestFile, source: str) -> None:
+    """The pull, in the audit log; the bytes are out already, so a store failure is logged, not raised."""
+    try:
+        await run_in_threadpool(record_pull, call.state.store, call.actor, at.repo, at.commit, entry.path,
+                                entry.size, source)
+    except Exception:
+        log.exception("hub endpoint: recording the pull of %s@%s %s failed", at.repo, at.commit, entry.path)
