@@ -21,7 +21,9 @@ sys.path.insert(0, str(ROOT))  # run as a script: import this checkout's app and
 
 from playwright.sync_api import Page  # noqa: E402
 
-from tests.integration.browser.world import MIRROR, REJECTED, World, chromium, live_world  # noqa: E402
+from app.db.session import Store  # noqa: E402
+from app.services.pulls import record_pull  # noqa: E402
+from tests.integration.browser.world import APPROVED, MIRROR, REJECTED, World, chromium, live_world  # noqa: E402
 
 WIDTH = 1280  # px: the viewport chromium() opens
 MAX_HEIGHT = 1200  # px: a long page is cut here, so the image stays readable in the README
@@ -70,6 +72,20 @@ def vets(page: Page, world: World) -> float:
     return 0
 
 
+def pulls(page: Page, world: World) -> float:
+    """Who pulled what: pulls of the approved repo, recorded as the Hub endpoint records each file it serves
+    (the world pulls nothing through /hub itself)."""
+    store = Store(world.store_url)
+    sha = world.shas[APPROVED]
+    for actor, path, size, source in (("ci-runner", "config.json", 1_482, "upstream"),
+                                      ("ci-runner", "model.safetensors", 7_340_032, "upstream"),
+                                      ("alice", "config.json", 1_482, "cache")):
+        record_pull(store, actor, APPROVED, sha, path, size, source)
+    store.close()
+    page.goto(f"{world.url}/ui/pulls")
+    return 0
+
+
 def job(page: Page, world: World) -> float:
     """The job page of the rejected quant's vet, finished: its verdict badge and links."""
     page.goto(f"{world.url}/ui/vets")
@@ -90,6 +106,7 @@ SHOTS: dict[str, Callable[[Page, World], float]] = {
     "reviews": reviews,
     "diff": diff,
     "vets": vets,
+    "pulls": pulls,
     "job": job,
     "policy": policy,
 }

@@ -20,10 +20,13 @@ class AuditEntry:
     detail: str
 
 
-def entries_for_repo(session: Session, repo_id: str, limit: int = 200) -> list[AuditEntry]:
-    """The audit rows about ``repo_id`` (any commit), newest first."""
-    query = (select(AuditRow).where(AuditRow.subject.startswith(f"{repo_id}@", autoescape=True))
-             .order_by(AuditRow.id.desc()).limit(limit))
+def entries_for_repo(session: Session, repo_id: str, limit: int = 200,
+                     leave_out: tuple[str, ...] = ()) -> list[AuditEntry]:
+    """The audit rows about ``repo_id`` (any commit), newest first, but those of the actions ``leave_out``."""
+    query = select(AuditRow).where(AuditRow.subject.startswith(f"{repo_id}@", autoescape=True))
+    if leave_out:
+        query = query.where(AuditRow.action.not_in(leave_out))
+    query = query.order_by(AuditRow.id.desc()).limit(limit)
     return [_entry(row) for row in session.execute(query).scalars()]
 
 

@@ -15,6 +15,7 @@ from app.core.policy.identity import tier_of
 from app.core.review import Review
 from app.db import activity, audit
 from app.db.audit import AuditEntry
+from app.db.pulls import PULL
 from app.db.repository import StoredReport, newest_reports, reports_for
 from app.db.reviews import effective_reviews, reviewed_repos
 from app.db.session import Store
@@ -67,6 +68,7 @@ def recent_decisions(store: Store, limit: int = 50) -> list[AuditEntry]:
 
 
 def repo_audit(store: Store, repo_id: str) -> list[AuditEntry]:
-    """Everything the audit log says about ``repo_id``: vets and reviews, newest first."""
+    """What the audit log says about ``repo_id``: vets and reviews, newest first. Not its pulls: one row
+    per file served would crowd the decisions out (the repo page lists them apart, app.services.pulls)."""
     with store.session() as session:
-        return audit.entries_for_repo(session, repo_id)
+        return audit.entries_for_repo(session, repo_id, leave_out=(PULL,))

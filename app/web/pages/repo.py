@@ -11,6 +11,7 @@ from starlette.responses import Response
 from app.render import RENDERERS
 from app.services.listing import RepoHistory, repo_history
 from app.services.outcomes import is_local_scan
+from app.services.pulls import repo_pulls
 from app.services.review_queue import repo_audit
 from app.web import inputs
 from app.web.formatting import SEVERITIES, severity_counts
@@ -47,6 +48,7 @@ def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revi
         "repo.html", history=history, sha=sha, decision=decision, revisions=_revision_rows(history),
         files=document.get("files") or [], stats=document.get("stats") or {},
         findings=_by_file(shown), audit=repo_audit(current.app.store, history.repo.repo_id),
+        pulls=repo_pulls(current.app.store, history.repo.repo_id),
         reports=chosen, only=severity, severities=severity_counts(findings), total=len(findings),
         shown=len(shown),
         on_hub=not is_local_scan(decision.report),

@@ -61,6 +61,7 @@ MATRIX: dict[tuple[str, str], dict[str | None, int]] = {
     ("GET", "/ui/vet"): OPEN,
     ("GET", "/ui/vet/{job_id}"): OPEN,
     ("GET", "/ui/vets"): OPEN,
+    ("GET", "/ui/pulls"): OPEN,
     ("GET", "/ui/vet/{job_id}/status"): OPEN,
     ("GET", "/ui/{rest:path}"): {p: 404 for p in PRINCIPALS},
     ("POST", "/ui/{rest:path}"): {p: 404 for p in PRINCIPALS},

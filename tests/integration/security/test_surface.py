@@ -261,7 +261,7 @@ def test_no_page_carries_inline_script_or_style(s: Served, vetted: Vetted) -> No
     from tests.integration.security.test_authorization import log_in
 
     log_in(s, "admin")
-    for url in ("/ui/", f"/ui/repos/{APPROVE_REPO}", "/ui/reviews", "/ui/vet", "/ui/policy", "/ui/login",
+    for url in ("/ui/", f"/ui/repos/{APPROVE_REPO}", "/ui/reviews", "/ui/vet", "/ui/pulls", "/ui/policy", "/ui/login",
                 f"/ui/repos/{APPROVE_REPO}/diff", "/ui/nowhere"):
         html = s.client.get(url).text
         scripts = re.findall(r"<script\b[^>]*>", html, re.I)
