@@ -91,7 +91,7 @@ def upstream(settings: Settings) -> Upstream:
     from app.sources.hub import HubClient
 
     hub = HubClient.from_settings(settings)
-    return Upstream(hub.endpoint, hub.token or None)
+    return Upstream(hub.endpoint, hub.token if isinstance(hub.token, str) else None)
 
 
 def blob_cache(settings: Settings) -> BlobCache | None:

@@ -74,7 +74,7 @@ class Endpoint:
             return self._moved(repo, revision, answer)
         if isinstance(answer, NotVetted):
             raise self._not_vetted(repo, revision, result)
-        raise denied(repo, result)
+        raise denied(repo, answer)
 
     def _gate(self, repo: str, revision: str) -> GateResult:
         try:
@@ -114,9 +114,7 @@ class Endpoint:
                        retry_after=RETRY_AFTER)
 
 
-def denied(repo: str, result: GateResult) -> Refusal:
-    answer = result.answer
-    assert isinstance(answer, Denied)
+def denied(repo: str, answer: Denied) -> Refusal:
     outcome = answer.outcome
     reasons = "; ".join(outcome.reasons) or "no reasons recorded"
     step = (f"a reviewer may approve it: `hfvet review {repo} --revision {outcome.sha} --approve --reason ...`"
