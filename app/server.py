@@ -32,7 +32,9 @@ from app.sources.upstream import Upstream
 from app.state import AppState
 
 
-def create_app(settings: Settings | None = None, *, resolve: Resolver | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, resolve: Resolver | None = None,
+               hub_port: int | None = None) -> FastAPI:
+    """The server's app; ``hub_port``: the port whose requests all go to the Hub endpoint (app.api.asgi)."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -57,6 +59,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
 
     app = HfvetAPI(title="hfvet", version=__version__, lifespan=lifespan,
                   description="Vet Hugging Face checkpoints; gate deploys on stored, policy-driven verdicts.")
+    app.hub_port = hub_port
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, max_json_depth=settings.max_json_depth,
                        max_header_bytes=settings.max_header_bytes, max_headers=settings.max_headers)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
+from contextlib import ExitStack
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     ('another port, against a mirror', 'HF_ENDPOINT=https://hub.example.com hfvet serve --port 8001'),
     ("on every interface (needs a live token: hfvet token create --role admin --name ops)",
      "hfvet serve --host 0.0.0.0"),
+    ("the Hub endpoint on a port of its own too (clients: HF_ENDPOINT=http://HOST:8001)",
+     "hfvet serve --hub-port 8001"),
 )
 def serve(
     host: Annotated[
@@ -36,6 +39,11 @@ def serve(
                           help="Address to bind (default 127.0.0.1; any other address needs a live API token).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (in use: exit 2, naming it).")] = 8000,
+    hub_port: Annotated[
+        int | None, typer.Option("--hub-port", min=0, max=65535, show_default=False,
+                                 help="Also answer as the Hub endpoint alone on this port, at its root "
+                                      "(HF_ENDPOINT=http://HOST:PORT); it is always at /hub on --port too.")
+    ] = None,
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log one line per request.")
     ] = True,
@@ -48,6 +56,9 @@ def serve(
 
     Vets run in child processes at a lower CPU priority (HFVET_JOB_ISOLATION, HFVET_JOB_NICE), or, with
     HFVET_QUEUE=procrastinate, in `hfvet worker`s.
+
+    The Hub endpoint at /hub (and on --hub-port) serves only approved commits' files, verified against their
+    manifests, to any huggingface_hub client pointed at it with HF_ENDPOINT (docs/endpoint.md).
 
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
 
@@ -79,20 +90,26 @@ def serve(
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
                         "create one with `hfvet token create --role admin --name NAME` first")
-    with listen(host, port) as sock:  # before the app is built: a port in use is one line, not uvicorn's exit 3
+    with ExitStack() as stack:  # bound before the app is built: a port in use is one line, not uvicorn's exit 3
+        sock = stack.enter_context(listen(host, port))
         port = sock.getsockname()[1]
+        sockets = [sock]
+        if hub_port is not None:
+            sockets.append(stack.enter_context(listen(host, hub_port, flag="--hub-port")))
+            hub_port = sockets[1].getsockname()[1]
         sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
-        api = create_app(settings)
-        for line in startup_lines(settings, host, port):
+        api = create_app(settings, hub_port=hub_port)
+        for line in startup_lines(settings, host, port, hub_port):
             typer.echo(line, err=True)
-        run_until_stopped(api, sockets=[sock], host=host, port=port, log_level="info", access_log=access_log,
+        run_until_stopped(api, sockets=sockets, host=host, port=port, log_level="info", access_log=access_log,
                           http=header_limited(settings.max_header_bytes, settings.max_headers),
                           proxy_headers=True, forwarded_allow_ips=proxies,
                           timeout_graceful_shutdown=settings.shutdown_timeout)
 
 
-def startup_lines(settings: Settings, host: str, port: int) -> list[str]:
-    """What this server uses and where to find it: the hub, the store (password masked), the dashboard."""
+def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None = None) -> list[str]:
+    """What this server uses and where to find it: the hub, the store (password masked), the dashboard, and
+    the Hub endpoint clients point HF_ENDPOINT at."""
     from app.redact import mask_url
     from app.sources.hub import endpoint_of
 
@@ -102,7 +119,10 @@ def startup_lines(settings: Settings, host: str, port: int) -> list[str]:
     hub_from = "HF_ENDPOINT" if settings.hf_endpoint else "the default; set HF_ENDPOINT for a mirror"
     return [f"hfvet serve: hub {hub} ({hub_from})",
             f"hfvet serve: store {mask_url(settings.store_url())} (HFVET_DATABASE_URL)",
-            f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)"]
+            f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)",
+            f"hfvet serve: Hub endpoint HF_ENDPOINT={origin}/hub"
+            + ("" if hub_port is None else f" or HF_ENDPOINT={origin.rsplit(':', 1)[0]}:{hub_port}")
+            + " (docs/endpoint.md)"]
 
 
 def run_until_stopped(api: FastAPI, sockets: list[socket.socket] | None = None, **config: Any) -> None:
