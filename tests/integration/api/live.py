@@ -73,18 +73,24 @@ def row_counts(store_url: str) -> dict[str, int]:
 class LiveServer:
     """`python -m app serve` as a child process; ``start()`` returns once /healthz answers."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, *, hub_port: bool = False) -> None:
         self.env = env
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
+        self.hub_port = hub_port  # also serve the Hub endpoint alone on a port (`--hub-port`)
+        self.hub_url = ""  # the Hub endpoint: URL/hub, or the --hub-port's root
 
     def start(self) -> str:
         port = free_port()
+        args = [sys.executable, "-m", "app", "serve", "--port", str(port)]
+        if self.hub_port:
+            hub_port = free_port()
+            args += ["--hub-port", str(hub_port)]
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
-                                         cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         self.url = f"http://127.0.0.1:{port}"
+        self.hub_url = f"http://127.0.0.1:{hub_port}" if self.hub_port else f"{self.url}/hub"
         self._wait_healthy()
         return self.url
 
