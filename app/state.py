@@ -19,6 +19,7 @@ from app.jobs.processes import ProcessVets
 from app.services import tokens
 from app.services.blob_cache import BlobCache
 from app.services.commits import expand_commit
+from app.services.fanout import Flights
 from app.services.gating import GateCache, GateResult, cached_gate
 from app.services.hub_endpoint import Endpoint, queue_vet
 from app.services.outcomes import Resolver
@@ -45,6 +46,7 @@ class AppState:
     stopping: threading.Event = field(default_factory=threading.Event)  # set on SIGTERM: answers stop resolving
     upstream: Upstream | None = None  # the Hub endpoint's source of bytes (app.endpoint): the server's own hub
     blob_cache: BlobCache | None = None  # the Hub endpoint's verified blobs (HFVET_HUB_CACHE_DIR)
+    flights: Flights = field(default_factory=Flights)  # the blobs being read into the cache (app.services.fanout)
     # The version (and a token digest's liveness) as the fast path asks it of a store that is a round trip away.
     shared_version: SharedReads[str | None, tuple[tuple[int, int], bool]] = field(init=False)
 

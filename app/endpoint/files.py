@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
 
@@ -23,10 +24,12 @@ from app.endpoint import metrics, payloads
 from app.endpoint.call import Call, entry_not_found, not_found
 from app.endpoint.listing import served
 from app.services.blob_cache import BlobKey
+from app.services.fanout import Flight, follow
 from app.services.hub_endpoint import Refusal, Served
 from app.services.pulls import record_pull
 from app.services.verified_stream import Checked, verifiable, verified
 from app.sources.hub_errors import HubError
+from app.sources.upstream import Upstream
 
 log = logging.getLogger("hfvet.endpoint")
 CHUNK = 1 << 20
@@ -78,43 +81,69 @@ def blob_key(entry: ManifestFile) -> BlobKey:
 
 
 async def body(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None) -> AsyncIterator[bytes]:
-    """The bytes of ``wanted``: from the cache when it holds the blob, else from the upstream, verified."""
-    cache = call.state.blob_cache
-    handle = None if cache is None else cache.open(blob_key(entry))
+    """The bytes of ``wanted``: from the cache when it holds the blob, else from the upstream, verified
+    (with the cache on, through the blob's one flight: app.services.fanout)."""
+    cache, key = call.state.blob_cache, blob_key(entry)
+    handle = None if cache is None else cache.open(key)
     source = "upstream" if handle is None else "cache"
     (metrics.CACHE_MISSES if handle is None else metrics.CACHE_HITS).inc()
     counted, checked = metrics.BYTES_SERVED.labels(source=source), Checked()
-    pieces = from_upstream(call, at, entry, wanted, checked) if handle is None else from_cache(handle, entry, wanted,
-                                                                                                checked)
-    async for piece in pieces:
+    async for piece in _pieces(call, at, entry, wanted, checked, handle):
         counted.inc(len(piece))
         yield piece
     if checked.ok and (wanted is None or wanted.end == entry.size - 1):  # the file's last byte went out
         await _record(call, at, entry, source)
 
 
-async def from_upstream(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None,
+def _pieces(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None, checked: Checked,
+            handle: BinaryIO | None) -> AsyncIterator[bytes]:
+    if handle is not None:
+        return from_cache(handle, entry, wanted, checked)
+    cache, upstream = call.state.blob_cache, _upstream(call)
+    joined = None if cache is None else call.state.flights.join(
+        blob_key(entry), entry, lambda: cache.writer(blob_key(entry), entry.size),
+        lambda: upstream.open(at.repo, at.commit, entry.path), partial(_landed, at))
+    if joined is None:  # no cache, or a blob too big to keep: a stream of this request's own
+        return from_upstream(upstream, at, entry, wanted, checked)
+    return follow(*joined, wanted, checked)
+
+
+def _upstream(call: Call) -> Upstream:
+    if call.state.upstream is None:
+        raise RuntimeError("the Hub endpoint has no upstream")  # app.server always builds one
+    return call.state.upstream
+
+
+def _landed(at: Served, flight: Flight) -> None:
+    """A flight ended: its failure counted and logged once, however many clients followed it."""
+    if not flight.ok:
+        _failed(at, flight.entry.path, flight.problem, upstream=flight.failed_upstream)
+
+
+def _failed(at: Served, path: str, problem: str, *, upstream: bool) -> None:
+    if upstream:
+        metrics.UPSTREAM_FAILURES.inc()
+        log.warning("hub endpoint: %s@%s %s: the upstream failed: %s", at.repo, at.commit, path, problem)
+        return
+    metrics.VERIFICATION_FAILURES.inc()
+    log.error("hub endpoint: %s@%s %s: NOT SERVED, the upstream's bytes do not match the approved manifest: %s",
+              at.repo, at.commit, path, problem)
+
+
+async def from_upstream(upstream: Upstream, at: Served, entry: ManifestFile, wanted: ByteRange | None,
                         checked: Checked) -> AsyncIterator[bytes]:
     """The upstream's bytes, verified; any failure ends the body short and cleanly (never an exception that
     cuts the connection: the client would resume, splicing later bytes onto unverified ones)."""
-    upstream, cache = call.state.upstream, call.state.blob_cache
-    if upstream is None:
-        raise RuntimeError("the Hub endpoint has no upstream")  # app.server always builds one
-    spool = None if cache is None else cache.writer(blob_key(entry), entry.size)
     try:
         async with upstream.open(at.repo, at.commit, entry.path) as chunks:
-            async for piece in verified(chunks, entry, wanted, checked, spool):
+            async for piece in verified(chunks, entry, wanted, checked):
                 yield piece
     except HubError as exc:
-        metrics.UPSTREAM_FAILURES.inc()
-        log.warning("hub endpoint: %s@%s %s: the upstream failed: %s", at.repo, at.commit, entry.path, exc)
-    finally:
-        if spool is not None and checked.ok is None:
-            spool.abort()  # the stream never reached its end (a failure, or the client left)
+        checked.problem = str(exc)
+        _failed(at, entry.path, checked.problem, upstream=True)
+        return
     if checked.ok is False:
-        metrics.VERIFICATION_FAILURES.inc()
-        log.error("hub endpoint: %s@%s %s: NOT SERVED, the upstream's bytes do not match the approved manifest: %s",
-                  at.repo, at.commit, entry.path, checked.problem)
+        _failed(at, entry.path, checked.problem, upstream=False)
 
 
 async def from_cache(handle: BinaryIO, entry: ManifestFile, wanted: ByteRange | None,

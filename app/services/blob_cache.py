@@ -144,6 +144,18 @@ class BlobWriter:
             raise ValueError(f"more than the declared {self._size} bytes written")
         if self._file is not None:
             self._file.write(chunk)
+            self._file.flush()  # readers of ``path`` (app.services.fanout) see every byte written
+
+    @property
+    def path(self) -> Path | None:
+        """The temp file the bytes go to (None when the blob is too big to keep): readable while it is written,
+        and still through a handle opened before ``commit()`` renames it or ``abort()`` removes it."""
+        return self._tmp if self._file is not None else None
+
+    @property
+    def final(self) -> Path:
+        """Where ``commit()`` puts the blob."""
+        return self._final
 
     def commit(self) -> bool:
         """Move the (caller-verified) blob into place and evict; False if it was too big to keep."""

@@ -5,28 +5,18 @@ client asked for; the bytes in the range are passed on as they come, except the 
 back until the hash and the size match. On a mismatch the body ends short and cleanly: huggingface_hub
 then raises "Consistency check failed" and deletes its temporary file (it resumes only after a broken
 connection, so a clean end leaves nothing to splice later bytes onto). Memory stays one chunk per stream.
-A ``Spool`` (the blob cache's writer) gets every byte and is committed only once they are verified.
+With the blob cache on, app.services.fanout reads the upstream once into the cache and checks it with
+the same ``Digest``; this module streams when there is no cache.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass
 
 from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
-
-
-class Spool(Protocol):
-    """Where a verified copy goes (app.services.blob_cache.BlobWriter)."""
-
-    def write(self, chunk: bytes) -> None: ...
-
-    def commit(self) -> bool: ...
-
-    def abort(self) -> None: ...
 
 
 @dataclass
@@ -37,7 +27,6 @@ class Checked:
     read: int = 0  # bytes of the file read from the source
     ok: bool | None = None  # None: the stream did not reach the end (the client left, the source failed)
     problem: str = ""
-    cached: bool = field(default=False)  # the spool kept a verified copy
 
 
 class Digest:
@@ -62,47 +51,38 @@ def verifiable(entry: ManifestFile) -> bool:
     return bool(entry.sha256 or entry.blob_id)
 
 
-async def verified(source: AsyncIterator[bytes], entry: ManifestFile, wanted: ByteRange | None, checked: Checked,
-                   spool: Spool | None = None) -> AsyncIterator[bytes]:
+async def verified(source: AsyncIterator[bytes], entry: ManifestFile, wanted: ByteRange | None,
+                   checked: Checked) -> AsyncIterator[bytes]:
     """The bytes of ``wanted`` (None: all) of ``source``, the last piece only once all of ``entry`` matched."""
     start, end = (0, entry.size) if wanted is None else (wanted.start, wanted.end + 1)
     digest, held = Digest(entry), b""
-    try:
-        async for chunk in source:
-            if checked.read + len(chunk) > entry.size:
-                checked.problem = f"the upstream sent more than the approved {entry.size} bytes"
-                break
-            offset, checked.read = checked.read, checked.read + len(chunk)
-            digest.update(chunk)
-            if spool is not None:
-                spool.write(chunk)
-            piece = chunk[max(start - offset, 0):max(min(end - offset, len(chunk)), 0)]
-            if piece:
-                if held:
-                    yield held
-                    checked.sent += len(held)
-                held = piece
-        else:
-            checked.problem = _mismatch(entry, digest, checked.read)
-        checked.ok = not checked.problem
-        if checked.ok and held:
-            yield held
-            checked.sent += len(held)
-    finally:
-        _settle(spool, checked)
+    async for chunk in source:
+        if checked.read + len(chunk) > entry.size:
+            checked.problem = too_long(entry)
+            break
+        offset, checked.read = checked.read, checked.read + len(chunk)
+        digest.update(chunk)
+        piece = chunk[max(start - offset, 0):max(min(end - offset, len(chunk)), 0)]
+        if piece:
+            if held:
+                yield held
+                checked.sent += len(held)
+            held = piece
+    else:
+        checked.problem = mismatch(entry, digest, checked.read)
+    checked.ok = not checked.problem
+    if checked.ok and held:
+        yield held
+        checked.sent += len(held)
 
 
-def _mismatch(entry: ManifestFile, digest: Digest, read: int) -> str:
+def too_long(entry: ManifestFile) -> str:
+    return f"the upstream sent more than the approved {entry.size} bytes"
+
+
+def mismatch(entry: ManifestFile, digest: Digest, read: int) -> str:
+    """Why what was read is not ``entry`` ("" when it is)."""
     if read != entry.size:
         return f"the upstream sent {read} bytes, the approved manifest says {entry.size}"
     actual = digest.hexdigest()
     return "" if actual == digest.expected else f"{digest.kind} {actual} is not the approved {digest.expected}"
-
-
-def _settle(spool: Spool | None, checked: Checked) -> None:
-    if spool is None:
-        return
-    if checked.ok:
-        checked.cached = spool.commit()
-    else:
-        spool.abort()

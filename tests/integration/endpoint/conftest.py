@@ -10,6 +10,7 @@ canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP is left unvetted.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class UpstreamHub:
         self.reads: Counter[str] = Counter()
         self.tamper: set[str] = set()
         self.cut: set[str] = set()
+        self.delay = 0.0  # seconds each file GET is held back: clients started together then overlap
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -50,6 +52,8 @@ class UpstreamHub:
             return
         name = path.split("/resolve/", 1)[1].split("/", 1)[1]
         self.reads[name] += 1
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if name in self.tamper or name in self.cut:
             await self.inner(scope, receive, self._altered(send, cut=name in self.cut))
             return
@@ -77,6 +81,7 @@ class UpstreamHub:
         self.reads.clear()
         self.tamper.clear()
         self.cut.clear()
+        self.delay = 0.0
 
 
 @dataclass
@@ -140,6 +145,7 @@ def start_endpoint(upstream: Upstream, tmp_path_factory: pytest.TempPathFactory)
         server = LiveServer(server_env(upstream.url, store_url, home, **extra), home / "serve.log", hub_port=hub_port)
         started.append(server)
         server.start()
+        upstream.app.reset()  # the vets' reads are not the endpoint's
         return Endpoint(server.url, server.hub_url, store_url, upstream, server, tokens)
 
     yield start
