@@ -18,7 +18,7 @@ from app.cli import serve as serve_cli
 
 def test_serve_lets_the_loop_take_the_gil_back_within_a_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(app.server, "create_app", lambda settings: object())
+    monkeypatch.setattr(app.server, "create_app", lambda settings, **_: object())
     monkeypatch.setattr(serve_cli, "run_until_stopped",
                         lambda *a, **k: seen.setdefault("interval", sys.getswitchinterval()))
     before = sys.getswitchinterval()
