@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typer.testing import CliRunner
 
@@ -35,16 +36,20 @@ VETTED = (APPROVED, REVIEW, REJECTED, LOOKALIKE)
 
 class UpstreamHub:
     """The fixture hub app; file GETs counted by path (``reads``); a path in ``tamper`` gets its last byte
-    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream)."""
+    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream);
+    ``seen_auth`` is the Authorization header of every request (None: none sent)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
         self.reads: Counter[str] = Counter()
         self.tamper: set[str] = set()
         self.cut: set[str] = set()
+        self.seen_auth: list[str | None] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
+        if scope["type"] == "http":
+            self.seen_auth.append(Headers(scope=scope).get("authorization"))
         if scope["type"] != "http" or "/resolve/" not in path or scope["method"] != "GET":
             await self.inner(scope, receive, send)
             return
@@ -77,6 +82,7 @@ class UpstreamHub:
         self.reads.clear()
         self.tamper.clear()
         self.cut.clear()
+        self.seen_auth.clear()
 
 
 @dataclass
