@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typer.testing import CliRunner
 
@@ -36,7 +37,8 @@ VETTED = (APPROVED, REVIEW, REJECTED, LOOKALIKE)
 
 class UpstreamHub:
     """The fixture hub app; file GETs counted by path (``reads``); a path in ``tamper`` gets its last byte
-    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream)."""
+    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream);
+    ``seen_auth`` is the Authorization header of every request (None: none sent)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
@@ -44,9 +46,12 @@ class UpstreamHub:
         self.tamper: set[str] = set()
         self.cut: set[str] = set()
         self.delay = 0.0  # seconds each file GET is held back: clients started together then overlap
+        self.seen_auth: list[str | None] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
+        if scope["type"] == "http":
+            self.seen_auth.append(Headers(scope=scope).get("authorization"))
         if scope["type"] != "http" or "/resolve/" not in path or scope["method"] != "GET":
             await self.inner(scope, receive, send)
             return
@@ -82,6 +87,7 @@ class UpstreamHub:
         self.tamper.clear()
         self.cut.clear()
         self.delay = 0.0
+        self.seen_auth.clear()
 
 
 @dataclass
