@@ -25,10 +25,10 @@ from app.endpoint.call import Call, entry_not_found, not_found
 from app.endpoint.listing import served
 from app.services.blob_cache import BlobKey
 from app.services.fanout import Flight, follow
-from app.services.hub_endpoint import Refusal, Served
+from app.services.hub_endpoint import RETRY_AFTER, Refusal, Served
 from app.services.pulls import record_pull
 from app.services.verified_stream import Checked, verifiable, verified
-from app.sources.hub_errors import HubError
+from app.sources.hub_errors import HubError, HubUnreachable
 from app.sources.upstream import Upstream
 
 log = logging.getLogger("hfvet.endpoint")
@@ -61,9 +61,27 @@ async def resolve_file(call: Call) -> Response:
     if wanted is not None:
         headers["Content-Range"] = wanted.content_range(entry.size)
     if call.method == "HEAD":
+        await upstream_serves(call, at, entry)
         length = entry.size if wanted is None else wanted.length
         return Response(status_code=status, headers={**headers, "Content-Length": str(length)})
     return StreamingResponse(body(call, at, entry, wanted), status_code=status, headers=headers)
+
+
+async def upstream_serves(call: Call, at: Served, entry: ManifestFile) -> None:
+    """Before a client is told a file exists, the upstream is asked whether it still serves it (unless the
+    cache holds it): an approved commit gone upstream (a squashed history, a deleted repo) is then a refusal
+    naming the cause, not a download that ends at 0 bytes. huggingface_hub sends this HEAD before each GET."""
+    cache = call.state.blob_cache
+    if cache is not None and blob_key(entry) in cache:
+        return
+    try:
+        await _upstream(call).check(at.repo, at.commit, entry.path)
+    except HubUnreachable as exc:
+        raise Refusal(503, None, "hub-unavailable", f"hfvet cannot reach its upstream hub for {entry.path} of "
+                      f"{at.repo}@{at.commit}: {exc}", retry_after=RETRY_AFTER) from exc
+    except HubError as exc:
+        raise Refusal(403, "GatedRepo", "upstream-missing", f"hfvet approved {at.repo}@{at.commit}, but its "
+                      f"upstream hub does not serve {entry.path} now: {exc}") from exc
 
 
 def file_headers(entry: ManifestFile, at: Served) -> dict[str, str]:

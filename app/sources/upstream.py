@@ -8,6 +8,7 @@ is asked for, so the bytes hashed are the file's bytes.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from app.sources.hub_errors import HubError, HubProtocolError, HubUnreachable
 
 CHUNK = 1 << 20
 MAX_REDIRECTS = 5
+CONFIRMED = 65_536  # file URLs remembered as served (each ~200 bytes)
 
 
 class UpstreamError(HubError):
@@ -43,6 +45,7 @@ class Upstream:
         timeout = httpx2.Timeout(limits.read_seconds, connect=limits.connect_seconds)
         pool = httpx2.Limits(max_connections=limits.connections, max_keepalive_connections=limits.connections)
         self._client = httpx2.AsyncClient(timeout=timeout, limits=pool, follow_redirects=False, trust_env=False)
+        self._confirmed: OrderedDict[str, None] = OrderedDict()  # file URLs the upstream said it serves
 
     def url(self, repo: str, commit: str, path: str) -> str:
         return f"{self.endpoint}/{repo}/resolve/{commit}/{quote(path)}"
@@ -59,6 +62,23 @@ class Upstream:
                 await response.aclose()
         except httpx2.HTTPError as exc:
             raise UpstreamError(f"{url}: {type(exc).__name__}: {exc}") from exc
+
+    async def check(self, repo: str, commit: str, path: str) -> None:
+        """``UpstreamError`` unless the upstream serves the file (a HEAD: its status only; a redirect to a CDN
+        is the Hub's way of saying yes). A commit's file does not change: a yes is remembered."""
+        url = self.url(repo, commit, path)
+        if url in self._confirmed:
+            self._confirmed.move_to_end(url)
+            return
+        try:
+            response = await self._client.head(url, headers=self._headers)
+        except httpx2.HTTPError as exc:
+            raise HubUnreachable(f"{url}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            await _checked(response, url)
+        self._confirmed[url] = None
+        while len(self._confirmed) > CONFIRMED:
+            self._confirmed.popitem(last=False)
 
     async def _final(self, url: str) -> httpx2.Response:
         for _ in range(MAX_REDIRECTS + 1):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from typer.testing import CliRunner
 
@@ -37,14 +38,16 @@ VETTED = (APPROVED, REVIEW, REJECTED, LOOKALIKE)
 
 class UpstreamHub:
     """The fixture hub app; file GETs counted by path (``reads``); a path in ``tamper`` gets its last byte
-    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream);
-    ``seen_auth`` is the Authorization header of every request (None: none sent)."""
+    flipped (same length: only the hash can tell), one in ``cut`` ends half-way (a dead upstream), one in
+    ``gone`` is 404 EntryNotFound (a commit squashed away upstream); ``seen_auth`` is the Authorization
+    header of every request (None: none sent)."""
 
     def __init__(self, inner: ASGIApp) -> None:
         self.inner = inner
         self.reads: Counter[str] = Counter()
         self.tamper: set[str] = set()
         self.cut: set[str] = set()
+        self.gone: set[str] = set()
         self.delay = 0.0  # seconds each file GET is held back: clients started together then overlap
         self.seen_auth: list[str | None] = []
 
@@ -52,10 +55,13 @@ class UpstreamHub:
         path = scope.get("path", "")
         if scope["type"] == "http":
             self.seen_auth.append(Headers(scope=scope).get("authorization"))
+        if scope["type"] == "http" and "/resolve/" in path and _name(path) in self.gone:
+            await JSONResponse({"error": "gone"}, 404, {"X-Error-Code": "EntryNotFound"})(scope, receive, send)
+            return
         if scope["type"] != "http" or "/resolve/" not in path or scope["method"] != "GET":
             await self.inner(scope, receive, send)
             return
-        name = path.split("/resolve/", 1)[1].split("/", 1)[1]
+        name = _name(path)
         self.reads[name] += 1
         if self.delay:
             await asyncio.sleep(self.delay)
@@ -86,8 +92,14 @@ class UpstreamHub:
         self.reads.clear()
         self.tamper.clear()
         self.cut.clear()
+        self.gone.clear()
         self.delay = 0.0
         self.seen_auth.clear()
+
+
+def _name(path: str) -> str:
+    """The file of a /{org}/{name}/resolve/{rev}/{file} path."""
+    return path.split("/resolve/", 1)[1].split("/", 1)[1]
 
 
 @dataclass

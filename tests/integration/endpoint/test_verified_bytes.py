@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from huggingface_hub import HfApi, HfFileSystem, hf_hub_download
+from huggingface_hub.errors import GatedRepoError
 
 from tests.integration.endpoint.bytes_probes import (
     BIG_FILE,
@@ -174,3 +175,14 @@ def test_hf_file_system_reads_ranges_exactly(endpoint: Endpoint, upstream: Upstr
     assert first == data[:8]
     assert header == data[8:8 + header_size]
     assert header.startswith(b"{")
+
+
+def test_an_approved_file_gone_upstream_is_refused_before_its_download(endpoint: Endpoint, upstream: Upstream,
+                                                                        hf_cache: Path) -> None:
+    """A squashed history or a deleted repo upstream: the client's HEAD is refused with the cause, so it raises
+    GatedRepoError naming it, instead of a download that ends at 0 bytes."""
+    upstream.app.gone.add("tokenizer.json")
+    with pytest.raises(GatedRepoError, match=r"does not serve tokenizer\.json"):
+        hf_hub_download(APPROVED, "tokenizer.json", endpoint=endpoint.hub, token=False, cache_dir=hf_cache)
+    assert upstream.app.reads["tokenizer.json"] == 0  # never streamed
+    assert not [f for f in cache_files(hf_cache) if f.endswith("/tokenizer.json")]
