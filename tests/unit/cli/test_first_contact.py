@@ -57,6 +57,18 @@ def test_a_port_in_use_is_one_line_naming_it_and_the_flag(command: list[str], ta
     assert "Traceback" not in result.output
 
 
+def test_a_hub_port_in_use_names_the_hub_port_flag(taken_port: int) -> None:
+    result = runner.invoke(app, ["serve", "--port", "0", "--hub-port", str(taken_port)])
+    assert result.exit_code == 2, result.output
+    assert f"port {taken_port} on 127.0.0.1 is already in use" in result.stderr and "--hub-port" in result.stderr
+
+
+def test_serve_names_the_hub_endpoint_on_its_own_port_too() -> None:
+    lines = startup_lines(Settings(), "127.0.0.1", 8123, hub_port=8124)
+    assert lines[-1].startswith("hfvet serve: Hub endpoint HF_ENDPOINT=http://127.0.0.1:8123/hub or "
+                                "HF_ENDPOINT=http://127.0.0.1:8124")
+
+
 def test_hub_serve_on_a_port_in_use_writes_no_examples(taken_port: int, tmp_path: Path) -> None:
     root = tmp_path / "hub"
     result = runner.invoke(app, ["hub", "serve", "--root", str(root), "--examples", "--port", str(taken_port)])
