@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import cast
@@ -12,6 +13,7 @@ import pytest
 
 from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
+from app.services import verified_stream
 from app.services.verified_stream import Checked, verifiable, verified
 
 DATA = bytes(range(26)) * 3  # 78 bytes
@@ -159,3 +161,33 @@ def test_an_empty_file_is_verified() -> None:
 def test_only_an_entry_with_a_hash_is_verifiable() -> None:
     assert verifiable(lfs_entry()) and verifiable(git_entry())
     assert not verifiable(ManifestFile("README.md", 3))
+
+
+def test_large_chunks_are_hashed_off_the_event_loop_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"".join(bytes([i]) * (1 << 20) for i in range(3))  # 3 MiB in 1 MiB chunks, each different
+    threads: list[int] = []
+    real_update = verified_stream.Digest.update
+
+    def update(self: verified_stream.Digest, chunk: bytes) -> None:
+        threads.append(threading.get_ident())
+        real_update(self, chunk)
+
+    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    body, checked = run(chunked(data, 1 << 20), lfs_entry(data))
+    assert body == data and checked.ok is True  # the hash matched: the chunks went in, in order
+    assert len(threads) == 3 and threading.get_ident() not in threads
+    tampered_body, tampered_check = run(chunked(tampered(data), 1 << 20), lfs_entry(data))
+    assert tampered_check.ok is False and len(tampered_body) == 2 << 20
+
+
+def test_small_chunks_are_hashed_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[int] = []
+    real_update = verified_stream.Digest.update
+
+    def update(self: verified_stream.Digest, chunk: bytes) -> None:
+        threads.append(threading.get_ident())
+        real_update(self, chunk)
+
+    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    run(chunked(DATA), lfs_entry())
+    assert threads and set(threads) == {threading.get_ident()}
