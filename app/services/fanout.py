@@ -115,11 +115,16 @@ async def _fill(flight: Flight, spool: BlobWriter, source: Source) -> str:
         async for chunk in chunks:
             if flight.written + len(chunk) > entry.size:
                 return too_long(entry)
-            digest.update(chunk)
-            spool.write(chunk)
+            await to_thread.run_sync(_absorb, digest, spool, chunk)  # hashlib and the write release the GIL
             flight.written += len(chunk)
             await flight.moved()
     return mismatch(entry, digest, flight.written)
+
+
+def _absorb(digest: Digest, spool: BlobWriter, chunk: bytes) -> None:
+    """On a worker thread: the event loop moves the followers' bytes meanwhile."""
+    digest.update(chunk)
+    spool.write(chunk)
 
 
 async def _settle(flight: Flight, spool: BlobWriter) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
+from app.services import verified_stream
 from app.services.blob_cache import BlobCache
 from app.services.fanout import Flight, Flights, follow
 from app.services.verified_stream import Checked
@@ -115,3 +119,17 @@ def test_a_blob_too_big_to_keep_has_no_flight(tmp_path: Path) -> None:
         return Flights().join(KEY, ENTRY, lambda: cache.writer(KEY, ENTRY.size), Source(DATA).open, lambda f: None)
 
     assert asyncio.run(main()) is None
+
+
+def test_the_flight_hashes_and_writes_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[int] = []
+    real_update = verified_stream.Digest.update
+
+    def update(self: verified_stream.Digest, chunk: bytes) -> None:
+        threads.append(threading.get_ident())
+        real_update(self, chunk)
+
+    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    bodies, checks, _, landed = _run(BlobCache(tmp_path, 1 << 30), DATA, [None])
+    assert bodies == [DATA] and checks[0].ok and landed[0].kept
+    assert len(threads) == 10 and threading.get_ident() not in threads
