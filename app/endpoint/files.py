@@ -9,7 +9,8 @@ short by a failed verification then ends cleanly, and huggingface_hub raises ins
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from functools import partial
 from typing import BinaryIO
 from urllib.parse import quote
@@ -106,15 +107,16 @@ async def body(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | 
     source = "upstream" if handle is None else "cache"
     (metrics.CACHE_MISSES if handle is None else metrics.CACHE_HITS).inc()
     counted, checked = metrics.BYTES_SERVED.labels(source=source), Checked()
-    async for piece in _pieces(call, at, entry, wanted, checked, handle):
-        counted.inc(len(piece))
-        yield piece
+    async with aclosing(_pieces(call, at, entry, wanted, checked, handle)) as pieces:  # a client that leaves
+        async for piece in pieces:  # closes them now: the blob's handle, the flight's descriptor, the upstream
+            counted.inc(len(piece))
+            yield piece
     if checked.ok and (wanted is None or wanted.end == entry.size - 1):  # the file's last byte went out
         await _record(call, at, entry, source)
 
 
 def _pieces(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | None, checked: Checked,
-            handle: BinaryIO | None) -> AsyncIterator[bytes]:
+            handle: BinaryIO | None) -> AsyncGenerator[bytes, None]:
     if handle is not None:
         return from_cache(handle, entry, wanted, checked)
     cache, upstream = call.state.blob_cache, _upstream(call)
@@ -149,7 +151,7 @@ def _failed(at: Served, path: str, problem: str, *, upstream: bool) -> None:
 
 
 async def from_upstream(upstream: Upstream, at: Served, entry: ManifestFile, wanted: ByteRange | None,
-                        checked: Checked) -> AsyncIterator[bytes]:
+                        checked: Checked) -> AsyncGenerator[bytes, None]:
     """The upstream's bytes, verified; any failure ends the body short and cleanly (never an exception that
     cuts the connection: the client would resume, splicing later bytes onto unverified ones)."""
     try:
@@ -165,7 +167,7 @@ async def from_upstream(upstream: Upstream, at: Served, entry: ManifestFile, wan
 
 
 async def from_cache(handle: BinaryIO, entry: ManifestFile, wanted: ByteRange | None,
-                     checked: Checked) -> AsyncIterator[bytes]:
+                     checked: Checked) -> AsyncGenerator[bytes, None]:
     """A verified blob's bytes (they were checked before the cache kept them; its name is their hash)."""
     start, left = (0, entry.size) if wanted is None else (wanted.start, wanted.length)
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +139,8 @@ async def _settle(flight: Flight, spool: BlobWriter) -> None:
     await flight.moved()
 
 
-async def follow(flight: Flight, fd: int, wanted: ByteRange | None, checked: Checked) -> AsyncIterator[bytes]:
+async def follow(flight: Flight, fd: int, wanted: ByteRange | None,
+                 checked: Checked) -> AsyncGenerator[bytes, None]:
     """The bytes of ``wanted`` from the flight's file (``fd``, from ``join``; closed here) as it grows; the
     last piece only once the flight verified."""
     start, end = (0, flight.entry.size) if wanted is None else (wanted.start, wanted.end + 1)
