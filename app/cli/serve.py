@@ -14,6 +14,7 @@ import typer
 from app.cli import exit_codes
 from app.cli.listen import listen
 from app.cli.options import command_examples
+from app.setting_checks import SettingsError
 from app.settings import Settings
 
 # How long the event loop may wait for the GIL while one of the server's threads runs Python (storing a
@@ -58,7 +59,10 @@ def serve(
     HFVET_QUEUE=procrastinate, in `hfvet worker`s.
 
     The Hub endpoint at /hub (and on --hub-port) serves only approved commits' files, verified against their
-    manifests, to any huggingface_hub client pointed at it with HF_ENDPOINT (docs/endpoint.md).
+    manifests, to any huggingface_hub client pointed at it with HF_ENDPOINT (docs/endpoint.md). Its clients
+    send an hfvet token as HF_TOKEN; HFVET_READ_AUTH=1 requires one (for the API's reads too).
+    HFVET_HUB_BRANCH_MOVED, HFVET_HUB_VET_UNVETTED, HFVET_HUB_CACHE_DIR and HFVET_HUB_CACHE_MAX_BYTES
+    set what it does with a moved branch, an unvetted repo, and verified blobs.
 
     Webhooks need HFVET_WEBHOOK_SECRET; HFVET_POLL_SECONDS=N re-checks approved repos' branches every N s.
 
@@ -71,8 +75,8 @@ def serve(
     referenced repos' branches on the hub stop at once.
 
     It starts by printing the hub it vets from (HF_ENDPOINT), the store (HFVET_DATABASE_URL, password
-    masked) and the dashboard's URL. Exit 2: a bad setting, a store it cannot open, or the port in use (pick
-    another with --port).
+    masked), the dashboard's URL and the Hub endpoint's URLs and settings. Exit 2: a bad setting, a store or
+    blob cache folder it cannot open, or the port in use (pick another with --port or --hub-port).
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
@@ -86,6 +90,10 @@ def serve(
     # The store is opened here first, for every host: one it cannot open is one line and exit 2, not the
     # traceback of a failed startup and uvicorn's exit 3.
     has_tokens = exit_codes.guard(lambda: _has_tokens(settings))
+    exit_codes.guard(lambda: _blob_cache_usable(settings))
+    if hub_port is not None and hub_port == port and port != 0:
+        exit_codes.fail(f"--hub-port {hub_port} is --port too: give the Hub endpoint a port of its own, or "
+                        "leave --hub-port out (the endpoint is always at /hub on --port)")
     if not is_loopback(host) and not has_tokens:
         exit_codes.fail(f"refusing to listen on {host} while no live API token exists (none, or all revoked or "
                         "expired): "
@@ -122,7 +130,19 @@ def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None
             f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)",
             f"hfvet serve: Hub endpoint HF_ENDPOINT={origin}/hub"
             + ("" if hub_port is None else f" or HF_ENDPOINT={origin.rsplit(':', 1)[0]}:{hub_port}")
-            + " (docs/endpoint.md)"]
+            + " (docs/endpoint.md)",
+            f"hfvet serve: Hub endpoint {endpoint_settings(settings)}"]
+
+
+def endpoint_settings(settings: Settings) -> str:
+    """What the Hub endpoint does, in one line: read auth, moved branches, unvetted repos, the blob cache."""
+    from app.cli.progress import human_bytes
+
+    cache = (f"blob cache {settings.hub_cache_dir} (max {human_bytes(int(settings.hub_cache_max_bytes))})"
+             if settings.hub_cache_dir else "no blob cache (HFVET_HUB_CACHE_DIR)")
+    return (f"reads {'need a token' if settings.read_auth else 'open'} (HFVET_READ_AUTH), moved branch: "
+            f"{settings.hub_branch_moved} (HFVET_HUB_BRANCH_MOVED), unvetted: "
+            f"{'vetted on demand' if settings.hub_vet_unvetted else 'refused'} (HFVET_HUB_VET_UNVETTED), {cache}")
 
 
 def run_until_stopped(api: FastAPI, sockets: list[socket.socket] | None = None, **config: Any) -> None:
@@ -169,6 +189,19 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name other than localhost may resolve anywhere
+
+
+def _blob_cache_usable(settings: Settings) -> None:
+    """The blob cache's folder can be made and written, else one line naming it (not a failed startup)."""
+    if settings.hub_cache_dir is None:
+        return
+    from app.services.blob_cache import BlobCache
+
+    try:
+        BlobCache(settings.hub_cache_dir, int(settings.hub_cache_max_bytes)).writer(("sha256", "0" * 64), 0).abort()
+    except OSError as exc:
+        raise SettingsError([f"HFVET_HUB_CACHE_DIR: cannot use {settings.hub_cache_dir} for the blob cache: "
+                             f"{exc.strerror or exc}"]) from exc
 
 
 def _has_tokens(settings: Settings) -> bool:

@@ -63,10 +63,30 @@ def test_a_hub_port_in_use_names_the_hub_port_flag(taken_port: int) -> None:
     assert f"port {taken_port} on 127.0.0.1 is already in use" in result.stderr and "--hub-port" in result.stderr
 
 
-def test_serve_names_the_hub_endpoint_on_its_own_port_too() -> None:
-    lines = startup_lines(Settings(), "127.0.0.1", 8123, hub_port=8124)
-    assert lines[-1].startswith("hfvet serve: Hub endpoint HF_ENDPOINT=http://127.0.0.1:8123/hub or "
+def test_serve_names_the_hub_endpoint_on_its_own_port_too_and_its_settings(tmp_path: Path) -> None:
+    settings = Settings().model_copy(update={"hub_cache_dir": tmp_path, "read_auth": True})
+    lines = startup_lines(settings, "127.0.0.1", 8123, hub_port=8124)
+    assert lines[-2].startswith("hfvet serve: Hub endpoint HF_ENDPOINT=http://127.0.0.1:8123/hub or "
                                 "HF_ENDPOINT=http://127.0.0.1:8124")
+    assert "reads need a token (HFVET_READ_AUTH)" in lines[-1] and f"blob cache {tmp_path}" in lines[-1]
+    assert "moved branch: newest-approved" in lines[-1] and "unvetted: refused" in lines[-1]
+
+
+def test_an_unusable_blob_cache_folder_is_one_line_and_exit_2(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("HFVET_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("HFVET_HUB_CACHE_DIR", str(blocker / "cache"))
+    result = runner.invoke(app, ["serve", "--port", "0"])
+    assert result.exit_code == 2, result.output
+    assert f"HFVET_HUB_CACHE_DIR: cannot use {blocker / 'cache'}" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_the_same_port_twice_is_refused_before_binding() -> None:
+    result = runner.invoke(app, ["serve", "--port", "18555", "--hub-port", "18555"])
+    assert result.exit_code == 2 and "--hub-port 18555 is --port too" in result.stderr, result.output
 
 
 def test_hub_serve_on_a_port_in_use_writes_no_examples(taken_port: int, tmp_path: Path) -> None:
