@@ -11,7 +11,7 @@ from starlette.types import Receive, Scope, Send
 from app.api.openapi import with_edge_answers
 from app.api.routes import gate_fast
 from app.api.security import with_security_headers
-from app.endpoint.app import HubEndpoint
+from app.endpoint.app import HubEndpoint, hint, misdirected
 
 MOUNTED = HubEndpoint("/hub")  # HF_ENDPOINT=http://hfvet:8000/hub
 ALONE = HubEndpoint("")  # on `hfvet serve --hub-port`: HF_ENDPOINT=http://hfvet:8001
@@ -40,6 +40,9 @@ class HfvetAPI(FastAPI):
         if hub is not None:
             await hub(getattr(self.state, "hfvet", None), scope, receive, send)
             return
+        if scope["type"] == "http" and misdirected(scope["path"]):
+            await hint(scope)(scope, receive, send)
+            return
         gate = scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/gate"
         # getattr: the state is set by the lifespan, which a request may precede
         if gate and await gate_fast.answered(getattr(self.state, "hfvet", None), scope, receive, send):
@@ -51,5 +54,5 @@ class HfvetAPI(FastAPI):
             return None
         server = scope.get("server")
         if self.hub_port is not None and server is not None and server[1] == self.hub_port:
-            return ALONE
+            return None if scope["path"] == "/healthz" else ALONE  # a probe of the endpoint's own port
         return MOUNTED if MOUNTED.serves(scope["path"]) else None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from starlette.responses import Response
+from starlette.datastructures import URL
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from app.endpoint import metrics
@@ -36,9 +37,10 @@ class HubEndpoint:
             call = await call_of(state, scope, self.prefix)
             response = await route(call, await _body(receive, scope["method"]))
         except Refusal as refusal:
-            metrics.REFUSALS.labels(reason=refusal.reason).inc()
-            log.info("hub endpoint: %s %s refused (%s): %s", scope["method"], scope["path"], refusal.reason,
-                     refusal.message)
+            if refusal.reason != "not-found":  # a path the Hub API has and hfvet does not serve is not a refusal
+                metrics.REFUSALS.labels(reason=refusal.reason).inc()
+            log.info("hub endpoint: %s %s refused (%s): %s%s", scope["method"], scope["path"], refusal.reason,
+                     refusal.message, f" [{refusal.detail}]" if refusal.detail else "")
             response = refusal_response(refusal)
         await response(scope, receive, send)
 
@@ -64,3 +66,15 @@ async def _body(receive: Receive, method: str) -> bytes:
         chunks.append(chunk)
         more = message.get("more_body", False)
     return b"".join(chunks)
+
+
+def misdirected(path: str) -> bool:
+    """A Hub API path sent to hfvet's own API (HF_ENDPOINT without its /hub): answered with a hint."""
+    return path.startswith("/api/models/") or "/resolve/" in path
+
+
+def hint(scope: Scope) -> Response:
+    """The 404 a client pointed at hfvet's API root gets: its message names the right HF_ENDPOINT."""
+    origin = str(URL(scope=scope).replace(path="", query="")).rstrip("/")
+    message = f"hfvet: this is hfvet's API, not its Hub endpoint: set HF_ENDPOINT={origin}/hub"
+    return JSONResponse({"error": message}, status_code=404, headers={"X-Error-Message": message})

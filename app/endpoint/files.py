@@ -79,10 +79,12 @@ async def upstream_serves(call: Call, at: Served, entry: ManifestFile) -> None:
         await _upstream(call).check(at.repo, at.commit, entry.path)
     except HubUnreachable as exc:
         raise Refusal(503, None, "hub-unavailable", f"hfvet cannot reach its upstream hub for {entry.path} of "
-                      f"{at.repo}@{at.commit}: {exc}", retry_after=RETRY_AFTER) from exc
+                      f"{at.repo}@{at.commit}; retry later", retry_after=RETRY_AFTER, detail=str(exc)) from exc
     except HubError as exc:
         raise Refusal(403, "GatedRepo", "upstream-missing", f"hfvet approved {at.repo}@{at.commit}, but its "
-                      f"upstream hub does not serve {entry.path} now: {exc}") from exc
+                      f"upstream hub does not serve {entry.path} at that commit now (a history rewritten, or the "
+                      f"repo gone): vet its current head, `hfvet vet {at.repo}`, or pull another approved "
+                      f"commit", detail=str(exc)) from exc
 
 
 def file_headers(entry: ManifestFile, at: Served) -> dict[str, str]:
@@ -105,7 +107,8 @@ async def body(call: Call, at: Served, entry: ManifestFile, wanted: ByteRange | 
     cache, key = call.state.blob_cache, blob_key(entry)
     handle = None if cache is None else cache.open(key)
     source = "upstream" if handle is None else "cache"
-    (metrics.CACHE_MISSES if handle is None else metrics.CACHE_HITS).inc()
+    if cache is not None:
+        (metrics.CACHE_MISSES if handle is None else metrics.CACHE_HITS).inc()
     counted, checked = metrics.BYTES_SERVED.labels(source=source), Checked()
     async with aclosing(_pieces(call, at, entry, wanted, checked, handle)) as pieces:  # a client that leaves
         async for piece in pieces:  # closes them now: the blob's handle, the flight's descriptor, the upstream

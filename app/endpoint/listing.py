@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -14,6 +15,7 @@ from app.endpoint import payloads
 from app.endpoint.call import Call, entry_not_found, not_found
 from app.services.hub_endpoint import Refusal, Served
 
+log = logging.getLogger("hfvet.endpoint")
 PAGE_SIZE, EXPANDED_PAGE_SIZE = 1000, 50  # the Hub's pages (hub-protocol.md §1.1)
 MAX_PATHS_BODY = 1 << 20
 DEFAULT_BRANCH = "main"
@@ -47,6 +49,8 @@ async def served(call: Call, repo: str, revision: str) -> Served:
 
 async def info(call: Call, repo: str, rest: list[str], body: bytes) -> Response:
     at = await served(call, repo, "/".join(rest) or DEFAULT_BRANCH)
+    if at.note:  # a moved branch served at an older approval: the client's log does not show the header
+        log.warning("hub endpoint: %s: %s", repo, at.note)
     expand = call.query.getlist("expand") + call.query.getlist("expand[]")
     return _json(payloads.model_info(at, blobs=call.flag("blobs"), expand=expand), at)
 

@@ -48,11 +48,12 @@ class Refusal(Exception):
     """Not served; ``code`` is the Hub's X-Error-Code the client maps to its exception (None: a plain error)."""
 
     def __init__(self, status: int, code: str | None, reason: str, message: str, retry_after: int | None = None,
-                 commit: str | None = None):
+                 commit: str | None = None, detail: str = ""):
         super().__init__(message)
         self.status, self.code, self.reason, self.message = status, code, reason, message
         self.retry_after = retry_after
         self.commit = commit  # the served commit, when the refusal is of a path in it (EntryNotFound)
+        self.detail = detail  # for the server's log only: the upstream's own words, its URL (never sent)
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,17 @@ class Endpoint:
         try:
             return self.gate(repo, revision)
         except HubRevisionNotFound as exc:
-            raise Refusal(404, "RevisionNotFound", "revision-not-found", f"hfvet: {exc}") from exc
+            raise Refusal(404, "RevisionNotFound", "revision-not-found", f"hfvet: {repo} has no revision "
+                          f"{revision!r} upstream", detail=str(exc)) from exc
         except HubRepoNotFound as exc:
-            raise Refusal(404, "RepoNotFound", "repo-not-found", f"hfvet: {exc}") from exc
+            raise Refusal(404, "RepoNotFound", "repo-not-found", f"hfvet: {repo} is not on the upstream hub (or "
+                          "not visible to hfvet's token)", detail=str(exc)) from exc
         except AmbiguousCommit as exc:
             raise Refusal(404, "RevisionNotFound", "ambiguous-revision", f"hfvet: {exc}") from exc
         except (GateError, HubError) as exc:  # the upstream hub cannot say where a branch is: fail closed
-            raise Refusal(503, None, "hub-unavailable", f"hfvet cannot answer for {repo}@{revision} now: {exc}",
-                          retry_after=RETRY_AFTER) from exc
+            raise Refusal(503, None, "hub-unavailable", f"hfvet cannot answer for {repo}@{revision} now: its "
+                          "upstream hub did not answer; retry later", retry_after=RETRY_AFTER,
+                          detail=str(exc)) from exc
 
     def _moved(self, repo: str, revision: str, answer: Moved) -> Served:
         newest = answer.newest_approved.sha
@@ -107,8 +111,8 @@ class Endpoint:
         try:
             sha = self.queue(repo, revision)
         except HubError as exc:
-            return Refusal(503, None, "hub-unavailable", f"hfvet cannot queue a vet of {repo}@{revision}: {exc}",
-                           retry_after=RETRY_AFTER)
+            return Refusal(503, None, "hub-unavailable", f"hfvet cannot queue a vet of {repo}@{revision} now: "
+                           "its upstream hub did not answer; retry later", retry_after=RETRY_AFTER, detail=str(exc))
         return Refusal(503, None, "queued", f"hfvet: {repo}@{revision} is not vetted; a vet of {sha} is queued: "
                        f"retry in a minute (`hfvet gate {repo} --revision {sha}` says when it is decided)",
                        retry_after=RETRY_AFTER)
@@ -116,7 +120,7 @@ class Endpoint:
 
 def denied(repo: str, answer: Denied) -> Refusal:
     outcome = answer.outcome
-    reasons = "; ".join(outcome.reasons) or "no reasons recorded"
+    reasons = "; ".join(r.rstrip(". ") for r in outcome.reasons) or "no reasons recorded"
     step = (f"a reviewer may approve it: `hfvet review {repo} --revision {outcome.sha} --approve --reason ...`"
             if outcome.verdict == "review" else "it stays refused unless an admin overrides it with `hfvet review`")
     return Refusal(403, "GatedRepo", "denied", f"hfvet refused {repo}@{outcome.sha} ({outcome.verdict}, decided "
