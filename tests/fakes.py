@@ -3,9 +3,12 @@ is read, a counting hub resolver and a clock a test moves by hand."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import threading
-from typing import ClassVar
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, TypeVar
 
 import httpx2
 import pytest
@@ -15,6 +18,8 @@ from app.core.manifest import Manifest, ManifestFile, RepoIdentity
 from app.core.ports import SourceError
 from app.core.scanners.base import ScanContext
 from app.errors import HfvetError
+
+T = TypeVar("T")
 
 
 class MemorySource:
@@ -143,3 +148,19 @@ def count_hub_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(hub_wire.Wire, "_send", counted)
     return sent
+
+
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)`` on a thread of its own: an xdist worker that ran the browser tests has Playwright's
+    event loop running on its main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def running_loop() -> bool:
+    """Whether this thread runs an event loop now (a step of a coroutine, not a worker thread's call)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
+from app import state as app_state
 from app.api.routes import gate as gate_route
 from app.api.routes import gate_fast as fastgate
 from app.db import tokens
@@ -59,7 +60,7 @@ def counted_client(store: Store, monkeypatch: pytest.MonkeyPatch, **settings: ob
         counted.fast_answers.append(response.status_code)
         return response
 
-    monkeypatch.setattr(gate_route, "cached_gate", spy)
+    monkeypatch.setattr(app_state, "cached_gate", spy)  # AppState.gate: the route's answer
     monkeypatch.setattr(fastgate, "gate_response", fast)
     with counted.client:
         yield counted

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from app.services import verified_stream
 from app.services.blob_cache import BlobCache
 from app.services.fanout import Flight, Flights, follow
 from app.services.verified_stream import Checked
+from tests.fakes import run_coroutine, running_loop
 
 DATA = bytes(range(256)) * 40_000  # ~10 MiB: several chunks
 ENTRY = ManifestFile("model.safetensors", len(DATA), sha256=hashlib.sha256(DATA).hexdigest())
@@ -59,7 +59,7 @@ def _run(cache: BlobCache, data: bytes, clients: list[ByteRange | None]) -> tupl
         bodies = await asyncio.gather(*readers)
         return list(bodies), checks, source, landed
 
-    return asyncio.run(main())
+    return run_coroutine(main())
 
 
 def test_clients_of_one_blob_share_one_upstream_read_and_the_cache_keeps_it(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_the_held_piece_waits_for_the_end_of_the_flight(tmp_path: Path) -> None:
         source.gate.set()
         return await reader, early
 
-    body, early = asyncio.run(main())
+    body, early = run_coroutine(main())
     assert body == DATA[:1] and early is False
 
 
@@ -118,18 +118,18 @@ def test_a_blob_too_big_to_keep_has_no_flight(tmp_path: Path) -> None:
     async def main() -> object:
         return Flights().join(KEY, ENTRY, lambda: cache.writer(KEY, ENTRY.size), Source(DATA).open, lambda f: None)
 
-    assert asyncio.run(main()) is None
+    assert run_coroutine(main()) is None
 
 
 def test_the_flight_hashes_and_writes_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[int] = []
+    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
     real_update = verified_stream.Digest.update
 
     def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        threads.append(threading.get_ident())
+        on_loop.append(running_loop())
         real_update(self, chunk)
 
     monkeypatch.setattr(verified_stream.Digest, "update", update)
     bodies, checks, _, landed = _run(BlobCache(tmp_path, 1 << 30), DATA, [None])
     assert bodies == [DATA] and checks[0].ok and landed[0].kept
-    assert len(threads) == 10 and threading.get_ident() not in threads
+    assert len(on_loop) == 10 and not any(on_loop)

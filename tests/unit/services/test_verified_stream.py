@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import cast
@@ -15,6 +13,7 @@ from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
 from app.services import verified_stream
 from app.services.verified_stream import Checked, verifiable, verified
+from tests.fakes import run_coroutine, running_loop
 
 DATA = bytes(range(26)) * 3  # 78 bytes
 CHUNK = 8
@@ -52,7 +51,7 @@ def run(source: Source, entry: ManifestFile, wanted: ByteRange | None = None) ->
     async def collect() -> bytes:
         return b"".join([piece async for piece in verified(aiter(source), entry, wanted, checked)])
 
-    return asyncio.run(collect()), checked
+    return run_coroutine(collect()), checked
 
 
 def tampered(data: bytes = DATA) -> bytes:
@@ -94,7 +93,7 @@ def test_the_last_piece_waits_until_the_source_is_exhausted_and_matched() -> Non
         with pytest.raises(StopAsyncIteration):
             await anext(stream)
 
-    asyncio.run(steps())
+    run_coroutine(steps())
 
 
 def test_a_range_inside_one_chunk_is_held_to_the_end() -> None:
@@ -107,7 +106,7 @@ def test_a_range_inside_one_chunk_is_held_to_the_end() -> None:
         assert source.taken == 3
         assert checked.ok is True
 
-    asyncio.run(steps())
+    run_coroutine(steps())
 
 
 @pytest.mark.parametrize("entry_of", [lfs_entry, git_entry], ids=["sha256", "git-blob-id"])
@@ -149,7 +148,7 @@ def test_a_client_that_leaves_leaves_the_stream_undecided() -> None:
         await anext(stream)
         await cast(AsyncGenerator[bytes, None], stream).aclose()
 
-    asyncio.run(leave_early())
+    run_coroutine(leave_early())
     assert checked.ok is None and checked.read < len(DATA)
 
 
@@ -165,29 +164,29 @@ def test_only_an_entry_with_a_hash_is_verifiable() -> None:
 
 def test_large_chunks_are_hashed_off_the_event_loop_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     data = b"".join(bytes([i]) * (1 << 20) for i in range(3))  # 3 MiB in 1 MiB chunks, each different
-    threads: list[int] = []
+    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
     real_update = verified_stream.Digest.update
 
     def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        threads.append(threading.get_ident())
+        on_loop.append(running_loop())
         real_update(self, chunk)
 
     monkeypatch.setattr(verified_stream.Digest, "update", update)
     body, checked = run(chunked(data, 1 << 20), lfs_entry(data))
     assert body == data and checked.ok is True  # the hash matched: the chunks went in, in order
-    assert len(threads) == 3 and threading.get_ident() not in threads
+    assert len(on_loop) == 3 and not any(on_loop)
     tampered_body, tampered_check = run(chunked(tampered(data), 1 << 20), lfs_entry(data))
     assert tampered_check.ok is False and len(tampered_body) == 2 << 20
 
 
 def test_small_chunks_are_hashed_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[int] = []
+    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
     real_update = verified_stream.Digest.update
 
     def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        threads.append(threading.get_ident())
+        on_loop.append(running_loop())
         real_update(self, chunk)
 
     monkeypatch.setattr(verified_stream.Digest, "update", update)
     run(chunked(DATA), lfs_entry())
-    assert threads and set(threads) == {threading.get_ident()}
+    assert on_loop and all(on_loop)

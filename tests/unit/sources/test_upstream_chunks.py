@@ -3,13 +3,13 @@ from socket reads of up to 1 MiB."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import httpcore2
 
 from app.sources import upstream
 from app.sources.upstream import CHUNK
+from tests.fakes import run_coroutine
 
 
 class Reads:
@@ -27,7 +27,7 @@ def chunks_of(pieces: list[bytes]) -> list[bytes]:
     async def run() -> list[bytes]:
         return [c async for c in upstream._chunks(Reads(pieces), "http://hub/x")]  # type: ignore[arg-type]
 
-    return asyncio.run(run())
+    return run_coroutine(run())
 
 
 def test_small_reads_are_joined_into_chunks_of_at_least_a_mib() -> None:
