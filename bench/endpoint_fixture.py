@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from app.cli.child_server import free_port
+from app.cli.child_server import free_port, stop
 from app.examples.safetensors_writer import TensorSpec, encode_header
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,12 +137,7 @@ def process(args: list[str], env: dict[str, str], log: Path, ready_path: str) ->
         _wait_ready(url + ready_path, proc, log)
         yield Proc(url, proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(20)
+        stop(proc)
 
 
 def vet(repo: BigRepo, hub: str, store_url: str) -> BigRepo:

@@ -40,12 +40,17 @@ def child_server(env: Mapping[str, str], log: Path, args: Sequence[str] = (), *,
         _wait_healthy(url, proc, log, start_timeout)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(20)
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes], grace: float = 20) -> None:
+    """SIGTERM, then SIGKILL if it is still running after ``grace`` seconds; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(grace)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
