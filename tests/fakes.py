@@ -164,3 +164,19 @@ def running_loop() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def digest_updates_on_loop(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """A list that each hash update of a verified stream appends to: True when it ran on the event loop's
+    thread, False on a worker thread (app.services.verified_stream.Digest)."""
+    from app.services import verified_stream
+
+    on_loop: list[bool] = []
+    real_update = verified_stream.Digest.update
+
+    def update(self: verified_stream.Digest, chunk: bytes) -> None:
+        on_loop.append(running_loop())
+        real_update(self, chunk)
+
+    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    return on_loop

@@ -13,11 +13,10 @@ import pytest
 
 from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
-from app.services import verified_stream
 from app.services.blob_cache import BlobCache
 from app.services.fanout import Flight, Flights, follow
 from app.services.verified_stream import Checked
-from tests.fakes import run_coroutine, running_loop
+from tests.fakes import digest_updates_on_loop, run_coroutine
 
 DATA = bytes(range(256)) * 40_000  # ~10 MiB: several chunks
 ENTRY = ManifestFile("model.safetensors", len(DATA), sha256=hashlib.sha256(DATA).hexdigest())
@@ -122,14 +121,7 @@ def test_a_blob_too_big_to_keep_has_no_flight(tmp_path: Path) -> None:
 
 
 def test_the_flight_hashes_and_writes_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
-    real_update = verified_stream.Digest.update
-
-    def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        on_loop.append(running_loop())
-        real_update(self, chunk)
-
-    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    on_loop = digest_updates_on_loop(monkeypatch)
     bodies, checks, _, landed = _run(BlobCache(tmp_path, 1 << 30), DATA, [None])
     assert bodies == [DATA] and checks[0].ok and landed[0].kept
     assert len(on_loop) == 10 and not any(on_loop)

@@ -11,9 +11,8 @@ import pytest
 
 from app.core.byte_ranges import ByteRange
 from app.core.manifest import ManifestFile
-from app.services import verified_stream
 from app.services.verified_stream import Checked, verifiable, verified
-from tests.fakes import run_coroutine, running_loop
+from tests.fakes import digest_updates_on_loop, run_coroutine
 
 DATA = bytes(range(26)) * 3  # 78 bytes
 CHUNK = 8
@@ -164,14 +163,7 @@ def test_only_an_entry_with_a_hash_is_verifiable() -> None:
 
 def test_large_chunks_are_hashed_off_the_event_loop_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     data = b"".join(bytes([i]) * (1 << 20) for i in range(3))  # 3 MiB in 1 MiB chunks, each different
-    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
-    real_update = verified_stream.Digest.update
-
-    def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        on_loop.append(running_loop())
-        real_update(self, chunk)
-
-    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    on_loop = digest_updates_on_loop(monkeypatch)
     body, checked = run(chunked(data, 1 << 20), lfs_entry(data))
     assert body == data and checked.ok is True  # the hash matched: the chunks went in, in order
     assert len(on_loop) == 3 and not any(on_loop)
@@ -180,13 +172,6 @@ def test_large_chunks_are_hashed_off_the_event_loop_in_order(monkeypatch: pytest
 
 
 def test_small_chunks_are_hashed_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    on_loop: list[bool] = []  # each update: on the event loop's thread, or a worker's
-    real_update = verified_stream.Digest.update
-
-    def update(self: verified_stream.Digest, chunk: bytes) -> None:
-        on_loop.append(running_loop())
-        real_update(self, chunk)
-
-    monkeypatch.setattr(verified_stream.Digest, "update", update)
+    on_loop = digest_updates_on_loop(monkeypatch)
     run(chunked(DATA), lfs_entry())
     assert on_loop and all(on_loop)
