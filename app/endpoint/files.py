@@ -22,7 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from app.core.byte_ranges import ByteRange, RangeNotSatisfiable, parse_range
 from app.core.manifest import ManifestFile
 from app.endpoint import metrics, payloads
-from app.endpoint.call import Call, entry_not_found, not_found
+from app.endpoint.call import Call, entry_not_found, header_text, not_found
 from app.endpoint.listing import served
 from app.services.blob_cache import BlobKey
 from app.services.fanout import Flight, follow
@@ -93,7 +93,7 @@ def file_headers(entry: ManifestFile, at: Served) -> dict[str, str]:
     if entry.sha256:
         headers |= {"X-Linked-Etag": f'"{entry.sha256}"', "X-Linked-Size": str(entry.size)}
     if at.note:
-        headers["X-Hfvet-Note"] = at.note
+        headers["X-Hfvet-Note"] = header_text(at.note)
     return headers
 
 

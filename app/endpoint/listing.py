@@ -11,8 +11,9 @@ from urllib.parse import parse_qs
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
+from app.core.ids import parse_repo_id, parse_revision
 from app.endpoint import payloads
-from app.endpoint.call import Call, entry_not_found, not_found
+from app.endpoint.call import Call, entry_not_found, header_text, not_found
 from app.services.hub_endpoint import Refusal, Served
 
 log = logging.getLogger("hfvet.endpoint")
@@ -44,6 +45,16 @@ async def _only(method: str, call: Call) -> Response | None:
 
 
 async def served(call: Call, repo: str, revision: str) -> Served:
+    """The commit ``repo`` is served at for ``revision``; ids the Hub would refuse are refused first, as it
+    refuses them (app.core.ids), before any store or upstream call."""
+    try:
+        parse_repo_id(repo)
+    except ValueError as exc:
+        raise Refusal(404, "RepoNotFound", "invalid-repo", f"hfvet: {exc}") from exc
+    try:
+        parse_revision(revision)
+    except ValueError as exc:
+        raise Refusal(404, "RevisionNotFound", "invalid-revision", f"hfvet: {exc}") from exc
     return await run_in_threadpool(call.state.hub_endpoint.serve, repo, revision)  # the store is synchronous
 
 
@@ -116,5 +127,5 @@ def _paged(call: Call, entries: list[dict[str, Any]], at: Served, size: int) -> 
 def _json(body: Any, at: Served) -> Response:
     headers = {"X-Repo-Commit": at.commit}
     if at.note:
-        headers["X-Hfvet-Note"] = at.note
+        headers["X-Hfvet-Note"] = header_text(at.note)
     return JSONResponse(body, headers=headers)

@@ -32,3 +32,15 @@ def test_unserved_paths_are_not_refusals_and_misses_need_a_cache(endpoint: Endpo
     hf_hub_download(APPROVED, "config.json", endpoint=endpoint.hub, token=False, cache_dir=hf_cache)
     assert metric(endpoint, "hfvet_hub_refusals_total", reason="not-found") == refusals == 0
     assert metric(endpoint, "hfvet_hub_cache_misses_total") == misses == 0
+
+
+@pytest.mark.parametrize(("path", "code"), [
+    ("api/models/-bad/name", "RepoNotFound"),
+    ("api/models/org/na..me/revision/main", "RepoNotFound"),
+    (f"api/models/{APPROVED}/revision/%C3%BC..x", "RevisionNotFound"),
+    (f"{APPROVED}/resolve/a%2F%2Fb/config.json", "RevisionNotFound"),
+])
+def test_ids_the_hub_refuses_are_refused_before_any_lookup(endpoint: Endpoint, path: str, code: str) -> None:
+    answer = httpx.get(f"{endpoint.hub}/{path}", timeout=30)
+    assert answer.status_code == 404 and answer.headers["x-error-code"] == code, answer.text
+    assert answer.headers["x-error-message"].isascii()
