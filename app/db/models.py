@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.base import Base, UTCDateTime
@@ -176,3 +176,44 @@ class HubResolutionRow(Base):
     sha: Mapped[str | None] = mapped_column(String(40))
     error: Mapped[str | None] = mapped_column(Text)
     resolved_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
+class AttestationRow(Base):
+    """A signed statement about a stored report: the verdict itself, or a human review of it.
+
+    Signed once, when the report or review is stored, and kept as signed: a verdict changed in the
+    database afterwards no longer matches its envelope, so an offline verifier sees the change
+    (docs/provenance.md). ``envelope`` is the DSSE envelope as JSON text, byte for byte as served."""
+
+    __tablename__ = "attestations"
+    __table_args__ = (Index("ix_attestations_subject", "repo_id", "sha"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    report_pk: Mapped[int] = mapped_column(ForeignKey("reports.id"), index=True)
+    review_pk: Mapped[int | None] = mapped_column(ForeignKey("reviews.id"))
+    kind: Mapped[str] = mapped_column(String(16))  # verdict | review
+    repo_id: Mapped[str] = mapped_column(String(200))
+    sha: Mapped[str] = mapped_column(String(40))
+    key_id: Mapped[str] = mapped_column(String(64))  # the signing key's id (sha256 of its public key)
+    envelope: Mapped[str] = mapped_column(Text)
+    signed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ContentRow(Base):
+    """The content index: which vetted repo@commit holds a file with these bytes.
+
+    ``digest`` is ``sha256:<hex>`` for files whose sha256 is known (LFS files, and files hfvet read
+    whole) and ``gitblob:<hex>`` otherwise; a file may have one row of each kind."""
+
+    __tablename__ = "content_index"
+    __table_args__ = (
+        UniqueConstraint("repo_id", "sha", "path", "digest", name="uq_content_index_file"),
+        Index("ix_content_index_commit", "repo_id", "sha"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(80), index=True)
+    repo_id: Mapped[str] = mapped_column(String(200))
+    sha: Mapped[str] = mapped_column(String(40))
+    path: Mapped[str] = mapped_column(String(1024))
+    size: Mapped[int] = mapped_column(BigInteger)
