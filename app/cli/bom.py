@@ -11,6 +11,7 @@ import typer
 
 from app.cli import exit_codes, ids
 from app.cli.options import RepoArg, command_examples
+from app.errors import HfvetError
 from app.setting_checks import bad_url_lines
 from app.settings import Settings, reveal
 
@@ -63,9 +64,11 @@ def _local(settings: Settings, repo: str, revision: str | None) -> bytes:
         if sha is None:
             _not_vetted(f"{repo} has never been vetted: run `hfvet vet {repo}`")
         try:
-            return exit_codes.guard(lambda: commit_bom(store, policy, repo, sha)).document.encode()
-        except BomNotFound as exc:
+            return commit_bom(store, policy, repo, sha).document.encode()
+        except BomNotFound as exc:  # before HfvetError: not vetted has its own exit code
             _not_vetted(str(exc))
+        except HfvetError as exc:  # a short sha several commits share, a branch name, the store
+            exit_codes.fail(str(exc))
     finally:
         store.close()
 
