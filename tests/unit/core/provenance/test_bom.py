@@ -44,7 +44,7 @@ def hub_source(repo: str, sha: str, files: dict[str, bytes], lfs: set[str]) -> M
     """A source whose manifest carries what the hub gives: LFS files by sha256, the rest by git blob id only."""
     source = MemorySource(files, repo_id=repo, revision=sha, facts=HUB)
     manifest = source.manifest()
-    source._manifest = Manifest(manifest.identity, tuple(  # noqa: SLF001 (the fake's manifest, as the hub's)
+    source._manifest = Manifest(manifest.identity, tuple(  # the fake's manifest, as the hub gives it
         ManifestFile(f.path, f.size, sha256=hashlib.sha256(files[f.path]).hexdigest() if f.path in lfs else None,
                      blob_id=blob_id(files[f.path])) for f in manifest.files))
     return source
