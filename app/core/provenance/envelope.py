@@ -48,6 +48,10 @@ class SigningKey:
     def public_pem(self) -> bytes:
         return public_pem(self.private.public_key())
 
+    def expired_on(self, today: date) -> bool:
+        """Signs no more from its expiry day on (00:00 UTC)."""
+        return self.expires is not None and today >= self.expires
+
 
 def key_id(public: Ed25519PublicKey) -> str:
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -75,7 +79,7 @@ def load_public(pem: bytes) -> Ed25519PublicKey:
 def sign(statement: dict[str, Any], key: SigningKey) -> str:
     """The DSSE envelope of ``statement`` signed by ``key``, as the JSON text stored and served."""
     from securesystemslib.dsse import Envelope
-    from securesystemslib.signer import CryptoSigner, SSlibKey
+    from securesystemslib.signer import CryptoSigner, SSlibKey  # type: ignore[attr-defined]
 
     public = SSlibKey.from_crypto(key.private.public_key(), keyid=key.key_id)
     envelope = Envelope(canonical(statement), PAYLOAD_TYPE, {})
@@ -85,9 +89,8 @@ def sign(statement: dict[str, Any], key: SigningKey) -> str:
 
 def open_envelope(text: str | bytes, public: Ed25519PublicKey) -> tuple[bytes, dict[str, Any]]:
     """(payload bytes, statement) of an envelope signed by ``public``; AttestationRefused otherwise."""
-    from securesystemslib.dsse import Envelope
     from securesystemslib.exceptions import VerificationError
-    from securesystemslib.signer import SSlibKey
+    from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]
 
     envelope = _parsed(text)
     if envelope.payload_type != PAYLOAD_TYPE:

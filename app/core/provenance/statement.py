@@ -155,16 +155,19 @@ def check_shape(statement: Mapping[str, Any]) -> None:
     """ValueError unless in-toto-attestation accepts it as a Statement v1 and, for a VSA, the predicate has
     the VSA v1 fields as the spec types them (the library's VSA proto types ``verifiedLevels`` as one
     string, the spec as a list, so the predicate is checked here, not by that proto)."""
-    from google.protobuf import json_format
-    from in_toto_attestation.v1 import statement_pb2
+    from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
     from in_toto_attestation.v1.statement import Statement
 
+    subject, predicate = statement.get("subject"), statement.get("predicate")
+    if not isinstance(subject, list) or not isinstance(predicate, dict):
+        raise ValueError("subject must be a list and predicate an object")
     try:
-        parsed = json_format.ParseDict(statement, statement_pb2.Statement(),  # type: ignore[attr-defined]
-                                       ignore_unknown_fields=True)
-    except json_format.ParseError as exc:
-        raise ValueError(str(exc)) from exc
-    Statement.copy_from_pb(parsed).validate()
+        described = [ResourceDescriptor(name=s.get("name", ""), digest=s.get("digest")).pb for s in subject]
+        built = Statement(described, str(statement.get("predicateType") or ""), predicate)
+    except (AttributeError, TypeError, ValueError) as exc:  # protobuf refuses a value of the wrong type
+        raise ValueError(f"{type(exc).__name__}: {str(exc)[:160]}") from exc
+    built.pb.type = statement.get("_type")
+    built.validate()
     if statement.get("predicateType") == VSA_TYPE:
         _check_vsa(statement.get("predicate") or {})
 

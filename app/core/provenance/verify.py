@@ -98,8 +98,8 @@ def _resource(predicate: dict[str, Any]) -> tuple[str, str]:
 
 def _verdict_and_time(kind: str, predicate: dict[str, Any]) -> tuple[str, str]:
     if kind == "verdict":
-        detail = predicate.get("hfvet") if isinstance(predicate.get("hfvet"), dict) else {}
-        verdict = str(detail.get("verdict") or "")
+        detail = predicate.get("hfvet")
+        verdict = str(detail.get("verdict") or "") if isinstance(detail, dict) else ""
         if (verdict == "approve") != (predicate.get("verificationResult") == "PASSED"):
             raise AttestationRefused("garbled", f"hfvet.verdict {verdict!r} disagrees with verificationResult "
                                                 f"{str(predicate.get('verificationResult'))[:20]!r}")
@@ -113,7 +113,8 @@ def _check_key(predicate: dict[str, Any], when: str, key_expires: date | None) -
         signed = datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except ValueError:
         raise AttestationRefused("garbled", f"the statement's time {when[:40]!r} is not RFC 3339 UTC") from None
-    key = predicate.get("key") if "key" in predicate else (predicate.get("hfvet") or {}).get("key")
+    detail = predicate.get("hfvet")
+    key = predicate.get("key") if "key" in predicate else (detail.get("key") if isinstance(detail, dict) else None)
     stated = (key or {}).get("expires") if isinstance(key, dict) else None
     ends = [d for d in (_date(stated), key_expires) if d is not None]
     for end in ends:
@@ -150,7 +151,8 @@ def check_subjects(subject: list[Any], files: Digests) -> None:
     extra = sorted(set(files) - set(attested))
     if missing or extra:
         raise AttestationRefused("subjects", "the attested files differ from the files given: "
-                                             + _listed("attested but not present", missing) + _listed("present but not attested", extra))
+                                             + _listed("attested but not present", missing)
+                                             + _listed("present but not attested", extra))
     for name in sorted(attested):
         if not _same(attested[name], files[name]):
             raise AttestationRefused("subjects", f"{name}: digest {_shown(files[name])} does not match the "
