@@ -204,6 +204,11 @@ class Settings(BaseSettings):
             raise ValueError("empty: a policy file or a shipped name (default, strict)")
         return path
 
+    @field_validator("attestation_key", "attestation_key_expires", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value: object) -> object:
+        return None if value == "" else value  # an empty HFVET_ATTESTATION_KEY signs nothing (Path("") is ".")
+
     @field_validator("data_home", mode="before")
     @classmethod
     def _data_home(cls, path: object) -> object:
