@@ -11,15 +11,14 @@ from rich.text import Text
 
 from app.cli import exit_codes, ids
 from app.cli.console import console
-from app.cli.options import RepoArg, command_examples
+from app.cli.options import RepoArg, command_examples, examples
 from app.settings import Settings
 
 keys_app = typer.Typer(help="The ed25519 key that signs verdict attestations (HFVET_ATTESTATION_KEY).",
                        no_args_is_help=True)
 
 
-@keys_app.command("create")
-@command_examples(("a key pair in ./keys", "hfvet keys create --out ./keys"))
+@keys_app.command("create", epilog=examples(("a key pair in ./keys", "hfvet keys create --out ./keys")))
 def keys_create(
     out: Annotated[Path, typer.Option("--out", help="Folder for hfvet-attestation.key (0600) and .pub.")] = Path("."),
 ) -> None:
