@@ -76,7 +76,8 @@ def serve(
 
     It starts by printing the hub it vets from (HF_ENDPOINT), the store (HFVET_DATABASE_URL, password
     masked), the dashboard's URL and the Hub endpoint's URLs and settings. Exit 2: a bad setting, a store or
-    blob cache folder it cannot open, or the port in use (pick another with --port or --hub-port).
+    blob cache folder it cannot open, an attestation key (HFVET_ATTESTATION_KEY) it cannot sign with, or the
+    port in use (pick another with --port or --hub-port).
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
