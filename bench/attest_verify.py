@@ -95,10 +95,10 @@ def main() -> None:
         ]
         verify(envelope, public, expect)  # the lazy imports once, as a process would before its first
         print(f"{args.files} files, envelope {len(envelope)} bytes, {args.runs} runs each")
-        print("| verify | median (ms) | min–max (ms) |\n|---|---|---|")
+        print("| verify | median (ms) | min-max (ms) |\n|---|---|---|")
         for label, fn in rows:
             median, times = median_ms(fn, args.runs)
-            print(f"| {label} | {median:.2f} | {min(times):.2f}–{max(times):.2f} |")
+            print(f"| {label} | {median:.2f} | {min(times):.2f}-{max(times):.2f} |")
 
 
 if __name__ == "__main__":

@@ -143,3 +143,21 @@ def test_without_a_key_the_api_says_so(tmp_path: Path, vetted: Vetted) -> None:
         assert key.status_code == 404 and key.json()["error"]["code"] == "no-signing-key"
         envelope = client.get(f"/attestations/{REJECT_REPO}/{sha}")
         assert envelope.status_code == 404 and "HFVET_ATTESTATION_KEY is not set" in envelope.json()["error"]["message"]
+
+
+def test_the_repo_page_shows_whether_the_commit_is_attested(signing: tuple[TestClient, dict[str, str]],
+                                                            vetted: Vetted, keys: Path) -> None:
+    client, _ = signing
+    sha = vetted.reject.revision or ""
+    page = client.get(f"/ui/repos/{REJECT_REPO}", params={"revision": sha})
+    key_id = client.get(f"/attestations/{REJECT_REPO}/{sha}").headers["x-hfvet-key-id"]
+    assert page.status_code == 200 and 'data-testid="attested"' in page.text
+    assert key_id[:16] in page.text and f'href="/attestations/{REJECT_REPO}/{sha}"' in page.text
+
+
+def test_the_repo_page_says_why_nothing_is_attested(tmp_path: Path, vetted: Vetted) -> None:
+    settings = settings_for(tmp_path, None)
+    stored(settings, vetted)
+    with client_for(settings) as client:
+        page = client.get(f"/ui/repos/{REJECT_REPO}")
+    assert 'data-testid="not-attested"' in page.text and "HFVET_ATTESTATION_KEY is not set" in page.text
