@@ -19,7 +19,7 @@ from app.server import create_app
 from app.services.signing_keys import create_key
 from app.services.store import open_store
 from app.settings import Settings
-from tests.integration.vetted import REJECT_REPO, REVIEW_REPO, Vetted, vet_examples
+from tests.integration.vetted import APPROVE_REPO, REJECT_REPO, REVIEW_REPO, Vetted, vet_examples
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +161,24 @@ def test_the_repo_page_says_why_nothing_is_attested(tmp_path: Path, vetted: Vett
     with client_for(settings) as client:
         page = client.get(f"/ui/repos/{REJECT_REPO}")
     assert 'data-testid="not-attested"' in page.text and "HFVET_ATTESTATION_KEY is not set" in page.text
+
+
+def test_a_vet_run_by_the_server_s_queue_is_signed_when_stored(example_hub: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.server import create_app as create_server
+    from tests.integration.api.inprocess import app_state
+
+    private = create_key(tmp_path / "server-keys").private
+    monkeypatch.setenv("HFVET_ATTESTATION_KEY", str(private))
+    monkeypatch.setenv("HFVET_JOB_ISOLATION", "thread")
+    with TestClient(create_server(Settings())) as client:
+        with app_state(client).store.session() as session:
+            vetter = {"Authorization": f"Bearer {tokens.create(session, 'v', 'vetter', actor='test')}"}
+        done = client.post("/vet", params={"repo": APPROVE_REPO, "wait": 120}, headers=vetter)
+        assert done.status_code == 200, done.text
+        sha = done.json()["job"]["revision"]
+        envelope = client.get(f"/attestations/{APPROVE_REPO}/{sha}")
+    assert envelope.status_code == 200
+    found = verify(envelope.content, load_public(private.with_suffix(".pub").read_bytes()),
+                   Expect(repo=APPROVE_REPO, revision=sha, require_approve=True))
+    assert len(found.statement["subject"]) == 11
