@@ -22,8 +22,7 @@ def require_attested(key: Path, repo: str, sha: str, files: ManifestDoc, server:
                      token: str | None) -> Verified:
     """The attestation approving exactly ``files`` at ``repo@sha``, signed by ``key``; else exit 1 (nothing fetched)."""
     from app.core.provenance.envelope import AttestationRefused
-    from app.services.attested import approved_by_attestation
-    from app.services.signing_keys import load_public_key
+    from app.services.attested import approved_by_attestation, load_public_key
 
     public = exit_codes.guard(lambda: load_public_key(key))
     fetch = (lambda kind: _from_server(server, token, repo, sha, kind)) if server else (

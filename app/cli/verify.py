@@ -48,8 +48,7 @@ def verify_cmd(
     """
     from app.core.provenance.envelope import AttestationRefused
     from app.core.provenance.verify import Expect, verify
-    from app.services.attested import directory_digests
-    from app.services.signing_keys import load_public_key
+    from app.services.attested import directory_digests, load_public_key
 
     expect_repo = None if repo is None else ids.repo_id(repo)
     commit = None if revision is None else _commit(revision)

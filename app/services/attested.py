@@ -7,21 +7,51 @@ approve: its verdict, or a signed review approving that very verdict statement.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from app.core.manifest_json import ManifestDoc
-from app.core.provenance.envelope import AttestationRefused
+from app.core.provenance.envelope import AttestationRefused, load_public
 from app.core.provenance.statement import REVIEW_TYPE, VSA_TYPE, subject_digest
 from app.core.provenance.verify import Digests, Expect, Verified, verify
-from app.services.downloads import CLIENT_BOOKKEEPING, blob_id_of, sha256_of
+from app.errors import HfvetError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FetchEnvelope = Callable[[str], str | None]  # kind (verdict | review) -> the envelope's JSON text, None if none
+# huggingface_hub's bookkeeping in a download folder (app.services.downloads.CLIENT_BOOKKEEPING; not imported:
+# `hfvet verify` stays without the gate's modules)
+CLIENT_BOOKKEEPING = PurePosixPath(".cache/huggingface")
+_CHUNK = 1 << 20
+
+
+class PublicKeyError(HfvetError):
+    """The public key given to verify with cannot be used."""
+
+
+def load_public_key(path: Path) -> Ed25519PublicKey:
+    """An ed25519 public key (PEM) for `hfvet verify --key` and `download --require-attestation`."""
+    try:
+        return load_public(path.read_bytes())
+    except OSError as exc:
+        raise PublicKeyError(f"--key {path}: cannot read it: {exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise PublicKeyError(f"--key {path}: not an ed25519 public key in PEM ({str(exc)[:80]})") from None
+
+
+def file_digests(path: Path) -> dict[str, str]:
+    """A file's sha256 and git blob id, in one read."""
+    sha256 = hashlib.sha256()
+    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            sha256.update(chunk)
+            blob.update(chunk)
+    return {"sha256": sha256.hexdigest(), "gitBlob": blob.hexdigest()}
 
 
 def directory_digests(root: Path) -> dict[str, dict[str, str]]:
@@ -36,7 +66,7 @@ def directory_digests(root: Path) -> dict[str, dict[str, str]]:
             if path.is_symlink() or not path.is_file():
                 raise AttestationRefused("files", f"{(rel / name).as_posix()}: a link or special file, "
                                                   "not attested bytes")
-            found[(rel / name).as_posix()] = {"sha256": sha256_of(path), "gitBlob": blob_id_of(path)}
+            found[(rel / name).as_posix()] = file_digests(path)
     return found
 
 

@@ -10,14 +10,10 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from app.core.provenance.envelope import SigningKey, key_id, load_public
+from app.core.provenance.envelope import SigningKey, key_id
 from app.errors import HfvetError
 from app.settings import Settings
-
-if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 PRIVATE_NAME = "hfvet-attestation.key"
 PUBLIC_NAME = "hfvet-attestation.pub"
@@ -87,13 +83,3 @@ def configured_key(settings: Settings) -> SigningKey | None:
 
 def expired(key: SigningKey, today: date | None = None) -> bool:
     return key.expired_on(today or datetime.now(UTC).date())
-
-
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """An ed25519 public key (PEM) for `hfvet verify --key`; SigningKeyError when it is not one."""
-    try:
-        return load_public(path.read_bytes())
-    except OSError as exc:
-        raise SigningKeyError(f"--key {path}: cannot read it: {exc.strerror or exc}") from None
-    except (ValueError, TypeError) as exc:
-        raise SigningKeyError(f"--key {path}: not an ed25519 public key in PEM ({str(exc)[:80]})") from None
