@@ -71,7 +71,7 @@ def create_app(settings: Settings | None = None, *, resolve: Resolver | None = N
 
 def build_state(settings: Settings, resolve: Resolver | None = None) -> AppState:
     policy = active_policy(settings)  # a bad policy stops the server before it listens
-    store = open_store(settings)
+    store = open_store(settings, signing=True)
 
     vet = job_vet(settings, store)
     jobs: JobQueue

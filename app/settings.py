@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -146,6 +147,14 @@ class Settings(BaseSettings):
         ByteSize(100 * 1024**3), ge=1, description="The blob cache's size bound (bytes, or e.g. `500GB`); the "
         "least recently served blobs go first."
     )
+    attestation_key: Path | None = Field(
+        None, description="The ed25519 private key (PEM, PKCS8; `hfvet keys create`) that signs every stored "
+        "verdict and review as a DSSE attestation (unset: nothing is signed; docs/provenance.md)."
+    )
+    attestation_key_expires: date | None = Field(
+        None, description="The day (YYYY-MM-DD, 00:00 UTC) the attestation key stops signing; statements carry "
+        "it, and `hfvet verify` refuses one signed on or after it."
+    )
     # The values of app.core.scanners.base.PeersMode, spelled out: light commands
     # (gate, --help) read settings and should not load scanner modules.
     peers: Literal["always", "auto"] = Field(
@@ -194,6 +203,11 @@ class Settings(BaseSettings):
         if path == "":  # Path("") is ".", the working directory: never a policy
             raise ValueError("empty: a policy file or a shipped name (default, strict)")
         return path
+
+    @field_validator("attestation_key", "attestation_key_expires", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value: object) -> object:
+        return None if value == "" else value  # an empty HFVET_ATTESTATION_KEY signs nothing (Path("") is ".")
 
     @field_validator("data_home", mode="before")
     @classmethod

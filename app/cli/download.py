@@ -12,6 +12,7 @@ from rich.text import Text
 
 from app.cli import exit_codes, ids
 from app.cli.console import console
+from app.cli.download_attested import check_landed, require_attested
 from app.cli.gate import exit_for, explain_refusal, local_gate
 from app.cli.gate_answer import print_warnings
 from app.cli.gate_args import OPTIONS, remote
@@ -47,6 +48,12 @@ def download_cmd(
                           "local store (default: $HFVET_SERVER). The token comes from HFVET_TOKEN."),
     ] = None,
     token: Annotated[str | None, typer.Option(*OPTIONS["token"], hidden=True)] = None,
+    require_attestation: Annotated[
+        Path | None,
+        typer.Option("--require-attestation", metavar="PUB",
+                     help="Before fetching any file, verify the commit's signed attestation with this public key "
+                          "(PEM): it must approve exactly the gate's commit and files (docs/provenance.md)."),
+    ] = None,
 ) -> None:
     """Download an approved revision: exactly its vetted files, each checked against the approved hashes.
 
@@ -63,6 +70,10 @@ def download_cmd(
     Prints the commit on stdout. Exit codes: 0 verified, 6 a file did not match (named on stderr).
 
     The gate's codes: 1 rejected or waiting for review, 4 not vetted, 5 the branch moved; 2 error.
+
+    With --require-attestation PUB, the attestation (from the server, or the local store) is checked first:
+    refused (exit 1, the reason on stderr, nothing fetched) unless signed by PUB and approving that commit
+    and exactly those files; after the download, the files landed are the attested subjects.
     """
     repo, revision = ids.repo_id(repo), ids.revision(revision)  # before the store, the hub or a server is asked
     settings = Settings()  # checked before the gate is asked: a bad HF_ENDPOINT stops here, not after it
@@ -71,7 +82,13 @@ def download_cmd(
         exit_codes.fail(*lines)
     approval = exit_codes.guard(
         lambda: _remote(where.server, where.token, repo, revision) if where.server else _local(repo, revision))
+    attested = None
+    if require_attestation is not None:
+        attested = require_attested(require_attestation, approval.repo, approval.sha, approval.files, where.server,
+                                    where.token)
     landed = exit_codes.guard(lambda: _download(settings, approval, local_dir))
+    if attested is not None:
+        check_landed(attested, landed.files)
     sys.stdout.write(landed.sha + "\n")
     console(stderr=True).print(Text(
         f"verified {len(landed.files)} files ({human_bytes(landed.total_bytes)}) of {landed.repo}@{landed.sha} "

@@ -85,7 +85,7 @@ def _local(settings: Settings, repo: str, revision: str, decision: str, reason: 
     from app.services.store import open_store
 
     policy = exit_codes.guard(lambda: active_policy(settings))
-    store = exit_codes.guard(lambda: open_store(settings))
+    store = exit_codes.guard(lambda: open_store(settings, signing=True))
     request = ReviewRequest(repo, revision, decision, reason, local_actor(), "admin")
     try:
         result = submit_review(store, policy, request)

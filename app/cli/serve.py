@@ -76,7 +76,8 @@ def serve(
 
     It starts by printing the hub it vets from (HF_ENDPOINT), the store (HFVET_DATABASE_URL, password
     masked), the dashboard's URL and the Hub endpoint's URLs and settings. Exit 2: a bad setting, a store or
-    blob cache folder it cannot open, or the port in use (pick another with --port or --hub-port).
+    blob cache folder it cannot open, an attestation key (HFVET_ATTESTATION_KEY) it cannot sign with, or the
+    port in use (pick another with --port or --hub-port).
     """
     settings = Settings()  # first: a bad setting refuses before the server stack is imported
 
@@ -91,6 +92,7 @@ def serve(
     # traceback of a failed startup and uvicorn's exit 3.
     has_tokens = exit_codes.guard(lambda: _has_tokens(settings))
     exit_codes.guard(lambda: _blob_cache_usable(settings))
+    exit_codes.guard(lambda: _attestation_key_usable(settings))
     if hub_port is not None and hub_port == port and port != 0:
         exit_codes.fail(f"--hub-port {hub_port} is --port too: give the Hub endpoint a port of its own, or "
                         "leave --hub-port out (the endpoint is always at /hub on --port)")
@@ -189,6 +191,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name other than localhost may resolve anywhere
+
+
+def _attestation_key_usable(settings: Settings) -> None:
+    """HFVET_ATTESTATION_KEY, when set, can sign: else one line naming it (not a failed startup)."""
+    if settings.attestation_key is not None:
+        from app.services.signing_keys import configured_key
+
+        configured_key(settings)
 
 
 def _blob_cache_usable(settings: Settings) -> None:

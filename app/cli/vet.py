@@ -187,7 +187,7 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
 def _open_store(settings: Settings) -> Store:
     from app.services.store import open_store  # the database libraries: only when a report is stored
 
-    return open_store(settings)
+    return open_store(settings, signing=True)
 
 
 def _actor() -> str:

@@ -78,7 +78,7 @@ def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
 
     policy = active_policy(settings)  # a bad policy stops the worker before it takes a job
     app = working_app(settings.store_url())
-    store = open_store(settings)
+    store = open_store(settings, signing=True)
 
     vet = job_vet(settings, store)
     register(app, store=store, vet=metrics.observed(vet), policy=policy, resolve=hub_resolver(settings),

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from app.core.provenance.envelope import SigningKey
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
@@ -56,6 +60,8 @@ class Store:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Signs each verdict and review in the transaction that stores it (app.db.attestations); None: unsigned.
+        self.signer: SigningKey | None = None
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -14,7 +14,9 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.core.jobs import ACTIVE, VetJob
+from app.core.provenance.envelope import SigningKey
 from app.core.report import Report
+from app.db.attestations import attest_report
 from app.db.jobs import to_job
 from app.db.models import VetRow
 from app.db.repository import save_report
@@ -50,8 +52,10 @@ def claim_work(session: Session, repo: str, sha: str, policy_sha256: str, max_at
     return to_job(row)
 
 
-def finish_attempt(session: Session, job: VetJob, *, report: Report | None, error: str | None) -> bool:
-    """Record the outcome of the attempt ``job`` was claimed as (report and state in one transaction).
+def finish_attempt(session: Session, job: VetJob, *, report: Report | None, error: str | None,
+                   signer: SigningKey | None = None) -> bool:
+    """Record the outcome of the attempt ``job`` was claimed as (report, its attestation when ``signer``
+    is given, and state in one transaction).
 
     False, with nothing written, when that attempt no longer owns the row (another one took it over).
     """
@@ -61,6 +65,7 @@ def finish_attempt(session: Session, job: VetJob, *, report: Report | None, erro
     report_id = None
     if report is not None:
         report_id = save_report(session, report, requested_revision=job.requested_revision, actor=job.requested_by)
+        attest_report(session, report_id, signer)
     _close(row, error, report_id)
     return True
 

@@ -62,7 +62,7 @@ class Attempt:
     def _record(self, job: VetJob, report: Report, last_try: bool) -> str:
         try:
             with self._store.session() as session:
-                kept = finish_attempt(session, job, report=report, error=None)
+                kept = finish_attempt(session, job, report=report, error=None, signer=self._store.signer)
         except SQLAlchemyError as exc:  # rolled back whole: nothing half-written
             return self._failed(job, exc, last_try, "cannot store the report: ")
         return "done" if kept else "superseded"  # superseded: another attempt took the job over

@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.core.jobs import VetJob
 from app.core.report import Report
 from app.db import jobs as rows
+from app.db.attestations import attest_report
 from app.db.repository import save_report
 from app.db.session import Store
 from app.errors import HfvetError
@@ -98,6 +99,7 @@ class InProcessQueue:
             with self._store.session() as session:  # report and job state in one transaction
                 report_id = save_report(session, report, requested_revision=job.requested_revision,
                                         actor=job.requested_by)
+                attest_report(session, report_id, self._store.signer)
                 rows.finish(session, job_id, report_id=report_id, error=None)
         except Exception as exc:  # noqa: BLE001 - rolled back whole: the job fails visibly, never stays running
             self._finish(job_id, None, f"cannot store the report: {type(exc).__name__}: {exc}")

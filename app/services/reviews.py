@@ -18,6 +18,7 @@ from app.core.policy import LoadedPolicy
 from app.core.principals import ROLES
 from app.core.review import DECISIONS, Review, apply_review, refusal
 from app.db import reviews
+from app.db.attestations import attest_review
 from app.db.session import Store
 from app.errors import HfvetError
 from app.services.commits import AmbiguousCommit, NotACommit, similar_repos, vetted_commit
@@ -75,6 +76,7 @@ def submit_review(store: Store, policy: LoadedPolicy, request: ReviewRequest) ->
             review = reviews.add_review(session, report, decision=request.decision, reason=reason,
                                         actor=request.actor, role=request.role, verdict=decided.verdict,
                                         policy=(policy.name, policy.sha256))
+            attest_review(session, review.id, store.signer)  # signed with the review, or neither is stored
     except SQLAlchemyError as exc:  # rolled back whole: nothing half-written
         raise StoreError(f"cannot record the review: {type(exc).__name__}: {exc}") from exc
     except ReviewRefused as exc:  # a typo'd repo: the did-you-mean, read once the commit's lock is let go

@@ -20,7 +20,14 @@ class StoreError(HfvetError):
 _WHICH = "(the store is HFVET_DATABASE_URL; unset, a SQLite file under $XDG_DATA_HOME/hfvet)"
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, signing: bool = False) -> Store:
+    """The configured store; with ``signing``, one that signs what it stores with HFVET_ATTESTATION_KEY
+    (SigningKeyError, one line, for a key that cannot sign; read before the store is opened)."""
+    signer = None
+    if signing:
+        from app.services.signing_keys import configured_key  # the crypto libraries: only for a signing store
+
+        signer = configured_key(settings)
     url = settings.store_url()
     try:
         if url.startswith("sqlite"):
@@ -32,6 +39,7 @@ def open_store(settings: Settings) -> Store:
         # message may quote the URL or the password: scrubbed
         raise StoreError(f"cannot open the store at {mask_url(url)} {_WHICH}: "
                          f"{scrub(f'{type(exc).__name__}: {exc}', url)}") from None
+    store.signer = signer
     return store
 
 

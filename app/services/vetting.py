@@ -137,11 +137,14 @@ def record(store: Store, report: Report, *, requested_revision: str | None, acto
     """Store a vet's report (with its manifest) so the gate can answer for its commit."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from app.db.attestations import attest_report
     from app.db.repository import save_report
     from app.services.store import StoreError
 
     try:
-        with store.session() as session:
-            return save_report(session, report, requested_revision=requested_revision, actor=actor)
+        with store.session() as session:  # signed in the same transaction: stored signed, or not at all
+            report_id = save_report(session, report, requested_revision=requested_revision, actor=actor)
+            attest_report(session, report_id, store.signer)
+            return report_id
     except SQLAlchemyError as exc:  # the transaction rolled back whole: nothing half-written
         raise StoreError(f"cannot store the report: {type(exc).__name__}: {exc}") from exc

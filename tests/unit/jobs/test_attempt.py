@@ -3,6 +3,8 @@ which lost its job cannot add a verdict. (SQLite store: the row logic is the sam
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
@@ -127,3 +129,29 @@ def test_a_worker_on_another_policy_leaves_the_job_for_a_retry(store: Store) -> 
 def test_only_hub_and_connection_trouble_may_pass() -> None:
     assert may_pass(HubUnreachable("x")) and may_pass(HubError("x"))
     assert not may_pass(HubRepoNotFound("x")) and not may_pass(HubAccessDenied("x")) and not may_pass(KeyError("x"))
+
+
+def test_a_worker_signs_the_report_it_stores_with_the_store_s_key(store: Store) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from app.core.provenance.envelope import SigningKey, load_public
+    from app.core.provenance.verify import Expect, verify
+    from app.db.attestations import newest
+
+    def with_blob_ids(job: VetJob) -> Report:  # as a hub lists them: every file has a digest to attest
+        made = report(job)
+        return replace(made, files=tuple(replace(f, blob_id=f"{i:040x}") for i, f in enumerate(made.files)))
+
+    store.signer = SigningKey(Ed25519PrivateKey.generate())
+    queued(store)
+    assert Attempt(store, with_blob_ids, POLICY[1]).run(REPO, SHA, POLICY[1], last_try=False) == "done"
+    with store.session() as session:
+        signed = newest(session, REPO, SHA)
+    assert signed is not None and signed.key_id == store.signer.key_id
+    found = verify(signed.envelope, load_public(store.signer.public_pem()), Expect(repo=REPO, revision=SHA))
+    assert found.verdict == reports_verdict(store)
+
+
+def reports_verdict(store: Store) -> str:
+    with store.session() as session:
+        return str(session.execute(select(ReportRow.verdict)).scalar_one())

@@ -1,0 +1,143 @@
+"""Attestations in the store: a verdict or review signed in the transaction that stores it, kept as signed.
+
+The envelope is stored as text, byte for byte as it is served: a verdict changed in the database later
+does not change its attestation, so a verifier sees the disagreement (docs/provenance.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from app import __version__
+from app.core.provenance.envelope import SigningKey, sign
+from app.core.provenance.statement import ReviewFacts, canonical, digest_of, review_statement, verdict_statement
+from app.db.joins import reports_of
+from app.db.models import AttestationRow, RepoRow, ReportRow, ReviewRow, RevisionRow
+
+log = logging.getLogger(__name__)
+KINDS = ("verdict", "review")
+
+
+@dataclass(frozen=True)
+class StoredAttestation:
+    id: int
+    kind: str  # verdict | review
+    repo_id: str
+    sha: str
+    report_id: int
+    review_id: int | None
+    key_id: str
+    envelope: str  # the DSSE envelope's JSON text, as signed
+    signed_at: datetime
+
+
+def attest_report(session: Session, report_id: int, signer: SigningKey | None) -> StoredAttestation | None:
+    """Sign the stored report ``report_id`` (None: no key, or the key expired, so nothing is signed)."""
+    signer = _usable(signer)
+    if signer is None:
+        return None
+    row, sha, repo_id = session.execute(
+        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id).where(ReportRow.id == report_id)).one()
+    statement = verdict_statement(row.document, decided_at=row.decided_at, hfvet_version=__version__,
+                                  key=signer.validity)
+    return _add(session, AttestationRow(report_pk=row.id, kind="verdict", repo_id=repo_id, sha=sha,
+                                        key_id=signer.key_id, envelope=sign(statement, signer)))
+
+
+def attest_review(session: Session, review_id: int, signer: SigningKey | None) -> StoredAttestation | None:
+    """Sign the stored review ``review_id``, naming its report's newest verdict attestation by digest."""
+    signer = _usable(signer)
+    if signer is None:
+        return None
+    review = session.get(ReviewRow, review_id)
+    if review is None:
+        raise ValueError(f"no review {review_id}")
+    report, sha, repo_id = session.execute(
+        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id).where(ReportRow.id == review.report_pk)).one()
+    verdict = _newest(session, select(AttestationRow).where(AttestationRow.report_pk == report.id,
+                                                              AttestationRow.kind == "verdict"))
+    facts = ReviewFacts(review.decision, review.reason, review.reviewer, review.role, review.at, review.verdict,
+                        review.policy_sha256)
+    statement = review_statement(repo_id, sha, report.document.get("files") or [], facts,
+                                 verdict_statement_sha256=None if verdict is None else payload_sha256(verdict.envelope),
+                                 key=signer.validity)
+    return _add(session, AttestationRow(report_pk=report.id, review_pk=review.id, kind="review", repo_id=repo_id,
+                                        sha=sha, key_id=signer.key_id, envelope=sign(statement, signer)))
+
+
+def payload_sha256(envelope: str) -> str:
+    """The sha256 of an envelope's signed payload: the name a review statement gives the verdict's."""
+    return digest_of(base64.b64decode(json.loads(envelope)["payload"]))
+
+
+def statement_bytes(session: Session, report_id: int, signer: SigningKey) -> bytes:
+    """The verdict statement of a stored report as ``signer`` would sign it (byte-stable)."""
+    row = session.get(ReportRow, report_id)
+    if row is None:
+        raise ValueError(f"no report {report_id}")
+    return canonical(verdict_statement(row.document, decided_at=row.decided_at, hfvet_version=__version__,
+                                       key=signer.validity))
+
+
+def newest(session: Session, repo_id: str, sha: str, kind: str = "verdict") -> StoredAttestation | None:
+    """The newest attestation of ``kind`` for the commit (of its newest attested report)."""
+    query = select(AttestationRow).where(AttestationRow.repo_id == repo_id, AttestationRow.sha == sha,
+                                         AttestationRow.kind == kind)
+    return _newest(session, query)
+
+
+def of_commit(session: Session, repo_id: str, sha: str) -> list[StoredAttestation]:
+    """Every attestation of the commit, oldest first."""
+    query = (select(AttestationRow).where(AttestationRow.repo_id == repo_id, AttestationRow.sha == sha)
+             .order_by(AttestationRow.id))
+    return [_stored(row) for row in session.execute(query).scalars()]
+
+
+def newest_verdicts(session: Session, repo_id: str) -> dict[str, StoredAttestation]:
+    """Each attested commit of ``repo_id`` -> its newest verdict attestation (for the repo page)."""
+    query = (select(AttestationRow).where(AttestationRow.repo_id == repo_id, AttestationRow.kind == "verdict")
+             .order_by(AttestationRow.id))
+    return {row.sha: _stored(row) for row in session.execute(query).scalars()}
+
+
+def unattested_reports(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
+    """The ids of ``repo_id``'s stored reports (at ``sha``, when given) with no verdict attestation, oldest first."""
+    signed = select(AttestationRow.report_pk).where(AttestationRow.kind == "verdict")
+    query = reports_of(ReportRow.id).where(RepoRow.repo_id == repo_id, ReportRow.id.not_in(signed))
+    if sha is not None:
+        query = query.where(RevisionRow.sha == sha)
+    return list(session.execute(query.order_by(ReportRow.decided_at, ReportRow.id)).scalars())
+
+
+def _usable(signer: SigningKey | None) -> SigningKey | None:
+    """``signer``, unless there is none or it expired (then nothing is signed, and the log says why)."""
+    if signer is not None and signer.expired_on(datetime.now(UTC).date()):
+        log.warning("attestation key %s expired on %s: nothing is signed (create and configure a new key)",
+                    signer.key_id[:16], signer.expires)
+        return None
+    return signer
+
+
+def _add(session: Session, row: AttestationRow) -> StoredAttestation:
+    row.signed_at = datetime.now(UTC)
+    session.add(row)
+    session.flush()
+    return _stored(row)
+
+
+def _newest(session: Session, query: Select[Any]) -> StoredAttestation | None:
+    row = session.execute(query.order_by(AttestationRow.id.desc()).limit(1)).scalar_one_or_none()
+    return None if row is None else _stored(row)
+
+
+def _stored(row: AttestationRow) -> StoredAttestation:
+    return StoredAttestation(row.id, row.kind, row.repo_id, row.sha, row.report_pk, row.review_pk, row.key_id,
+                             row.envelope, row.signed_at)

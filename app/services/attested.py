@@ -1,0 +1,98 @@
+"""Attestations checked where files are used: `hfvet verify --files` and `hfvet download --require-attestation`.
+
+The download's check runs before any file is fetched: the attestation must be signed by the given key,
+name the gate's repo and commit, attest exactly the gate's manifest (every file, the same digests), and
+approve: its verdict, or a signed review approving that very verdict statement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from app.core.manifest_json import ManifestDoc
+from app.core.provenance.envelope import AttestationRefused, load_public
+from app.core.provenance.statement import REVIEW_TYPE, VSA_TYPE, subject_digest
+from app.core.provenance.verify import Digests, Expect, Verified, verify
+from app.errors import HfvetError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+FetchEnvelope = Callable[[str], str | None]  # kind (verdict | review) -> the envelope's JSON text, None if none
+# huggingface_hub's bookkeeping in a download folder (app.services.downloads.CLIENT_BOOKKEEPING; not imported:
+# `hfvet verify` stays without the gate's modules)
+CLIENT_BOOKKEEPING = PurePosixPath(".cache/huggingface")
+_CHUNK = 1 << 20
+
+
+class PublicKeyError(HfvetError):
+    """The public key given to verify with cannot be used."""
+
+
+def load_public_key(path: Path) -> Ed25519PublicKey:
+    """An ed25519 public key (PEM) for `hfvet verify --key` and `download --require-attestation`."""
+    try:
+        return load_public(path.read_bytes())
+    except OSError as exc:
+        raise PublicKeyError(f"--key {path}: cannot read it: {exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise PublicKeyError(f"--key {path}: not an ed25519 public key in PEM ({str(exc)[:80]})") from None
+
+
+def file_digests(path: Path) -> dict[str, str]:
+    """A file's sha256 and git blob id, in one read."""
+    sha256 = hashlib.sha256()
+    blob = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            sha256.update(chunk)
+            blob.update(chunk)
+    return {"sha256": sha256.hexdigest(), "gitBlob": blob.hexdigest()}
+
+
+def directory_digests(root: Path) -> dict[str, dict[str, str]]:
+    """Every regular file under ``root`` by repo path -> its sha256 and git blob id (huggingface_hub's
+    bookkeeping folder left out); a link is refused, as a download would."""
+    found: dict[str, dict[str, str]] = {}
+    for folder, dirs, files in os.walk(root):
+        rel = PurePosixPath(Path(folder).relative_to(root).as_posix())
+        dirs[:] = sorted(d for d in dirs if rel / d != CLIENT_BOOKKEEPING)
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file():
+                raise AttestationRefused("files", f"{(rel / name).as_posix()}: a link or special file, "
+                                                  "not attested bytes")
+            found[(rel / name).as_posix()] = file_digests(path)
+    return found
+
+
+def manifest_digests(manifest: ManifestDoc) -> Digests:
+    """The gate's manifest as the subjects must name it: sha256 when known, else the git blob id."""
+    return {str(entry.get("path")): subject_digest(entry) for entry in manifest}
+
+
+def approved_by_attestation(fetch: FetchEnvelope, public: Ed25519PublicKey, repo: str, sha: str,
+                            manifest: ManifestDoc) -> Verified:
+    """The verified attestation that approves exactly this manifest at ``repo@sha``; AttestationRefused if none."""
+    files = manifest_digests(manifest)
+    text = fetch("verdict")
+    if text is None:
+        raise AttestationRefused("missing", f"no verdict attestation of {repo}@{sha}")
+    verdict = verify(text, public, Expect(repo=repo, revision=sha, files=files, kinds=(VSA_TYPE,)))
+    if verdict.verdict == "approve":
+        return verdict
+    review_text = fetch("review")
+    if review_text is None:
+        raise AttestationRefused("not-approved", f"the attested verdict for {repo}@{sha[:12]} is "
+                                                 f"{verdict.verdict!r}, and no signed review approves it")
+    review = verify(review_text, public, Expect(repo=repo, revision=sha, files=files, require_approve=True,
+                                                kinds=(REVIEW_TYPE,)))
+    named = ((review.statement["predicate"].get("verdictStatement") or {}).get("digest") or {}).get("sha256")
+    if named != verdict.payload_sha256:
+        raise AttestationRefused("not-approved", f"the signed review of {repo}@{sha[:12]} approves another verdict "
+                                                 f"statement than the attested {verdict.verdict!r} one")
+    return review

@@ -1,0 +1,237 @@
+"""Verdict attestations end to end with a real store, the CLI and the fixture hub: signed when stored,
+backfilled by `hfvet attest`, verified offline by `hfvet verify`, and required by `hfvet download`
+before any file byte is fetched (the counting hub proves none was)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_public_key
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from typer.testing import CliRunner
+
+from app.cli.main import app
+from app.db.attestations import statement_bytes
+from app.db.models import ReportRow
+from app.examples import build_examples
+from app.hubfixture import AppServer
+from app.hubfixture.app import create_app
+from app.services.signing_keys import load_signing_key
+from app.services.store import open_store
+from app.settings import Settings
+from tests.integration.test_download import CountingHub
+
+NVIDIA = "nvidia/DeepSeek-V4-Flash-NVFP4"
+CANADA = "canada-quant/DeepSeek-V4-Flash-W4A16-FP8-MTP"
+NEMOTRON = "nvidia/Nemotron-Mini-Custom-Code"  # `review` under the default policy
+runner = CliRunner()
+
+
+@dataclass
+class World:
+    tmp: Path
+    hub: CountingHub
+    hub_root: Path
+    env: dict[str, str]
+    public: Path
+
+    def run(self, *args: str, **env: str) -> tuple[int, str, str]:
+        result = runner.invoke(app, list(args), env=self.env | env)
+        return result.exit_code, result.stdout, result.stderr
+
+    def envelope(self, repo: str, sha: str) -> Path:
+        out = self.tmp / f"{repo.replace('/', '_')}-{sha[:8]}.json"
+        code, _, err = self.run("attest", repo, "--revision", sha, "--out", str(out))
+        assert code == 0, err
+        return out
+
+
+def _commit(world: World, repo: str) -> str:
+    code, out, _ = world.run("gate", repo)
+    if code == 0:
+        return out.strip()
+    store = sqlite3.connect(world.tmp / "store.db")
+    try:
+        row = store.execute("SELECT sha FROM revisions JOIN repos ON repos.id = revisions.repo_pk "
+                            "WHERE repos.repo_id = ?", (repo,)).fetchone()
+    finally:
+        store.close()
+    return str(row[0])
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    root = tmp_path / "hub"
+    build_examples(root)
+    counting = CountingHub(create_app(root))
+    with AppServer(counting) as served:
+        env = {"HF_ENDPOINT": served.url, "HFVET_DATABASE_URL": f"sqlite:///{tmp_path / 'store.db'}",
+               "HF_HOME": str(tmp_path / "hf-home"), "HFVET_SERVER": "", "HF_HUB_DISABLE_XET": "1"}
+        created = runner.invoke(app, ["keys", "create", "--out", str(tmp_path / "keys")], env=env)
+        assert created.exit_code == 0, created.output
+        env["HFVET_ATTESTATION_KEY"] = str(tmp_path / "keys" / "hfvet-attestation.key")
+        yield World(tmp_path, counting, root, env, tmp_path / "keys" / "hfvet-attestation.pub")
+
+
+def vet(world: World, repo: str, **env: str) -> str:
+    code, _, err = world.run("vet", repo, "--format", "json", **env)
+    assert code in (0, 1, 3), err
+    return _commit(world, repo)
+
+
+def files_of(world: World, repo: str) -> Path:
+    """The repo's files as a download lands them (the fixture hub's metadata file left out)."""
+    copy = world.tmp / "files" / repo
+    shutil.copytree(world.hub_root / repo, copy, ignore=shutil.ignore_patterns(".hub.json"))
+    return copy
+
+
+def test_keys_create_writes_a_private_key_only_its_owner_reads_and_never_overwrites(world: World) -> None:
+    private = world.tmp / "keys" / "hfvet-attestation.key"
+    assert private.stat().st_mode & 0o777 == 0o600
+    assert private.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    code, out, err = world.run("keys", "create", "--out", str(world.tmp / "keys"))
+    assert code == 2 and "refusing to overwrite" in err and out == ""
+    code, out, _ = world.run("keys", "create", "--out", str(world.tmp / "other"))
+    der = load_pem_public_key((world.tmp / "other" / "hfvet-attestation.pub").read_bytes()).public_bytes(
+        Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    assert code == 0 and out.strip() == hashlib.sha256(der).hexdigest()  # the key id, as docs say to compute it
+
+
+def test_a_vet_is_signed_when_stored_and_verifies_offline_with_its_files(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    envelope = world.envelope(NVIDIA, sha)
+    code, out, err = world.run("verify", str(envelope), "--key", str(world.public), "--files",
+                               str(files_of(world, NVIDIA)), "--repo", NVIDIA, "--revision", sha, "--require-approve")
+    assert code == 0, err
+    assert out.startswith(f"valid: verdict approve for hf://{NVIDIA}@{sha} (11 files)") and "all 11 files" in out
+
+
+def test_a_changed_file_is_refused(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    files = files_of(world, NVIDIA)
+    with (files / "config.json").open("a") as handle:
+        handle.write(" ")
+    code, out, err = world.run("verify", str(world.envelope(NVIDIA, sha)), "--key", str(world.public),
+                               "--files", str(files))
+    assert code == 1 and out == ""
+    assert "refused: config.json: digest" in err and "[subjects]" in err
+
+
+def test_another_revision_and_another_key_are_refused(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    envelope = str(world.envelope(NVIDIA, sha))
+    code, _, err = world.run("verify", envelope, "--key", str(world.public), "--revision", "0" * 40)
+    assert code == 1 and f"about commit {sha}, not {'0' * 40}" in err and "[revision]" in err
+    world.run("keys", "create", "--out", str(world.tmp / "stranger"))
+    code, _, err = world.run("verify", envelope, "--key", str(world.tmp / "stranger" / "hfvet-attestation.pub"))
+    assert code == 1 and "not signed by the given key" in err and "[unknown-key]" in err
+
+
+def test_verify_usage_errors_exit_2(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    envelope = str(world.envelope(NVIDIA, sha))
+    cases = [
+        (["--key", str(world.tmp / "nope.pub")], "--key"),
+        (["--key", str(world.tmp / "keys" / "hfvet-attestation.key")], "not an ed25519 public key"),
+        (["--key", str(world.public), "--revision", "main"], "--revision must be a full 40-hex"),
+        (["--key", str(world.public), "--key-expires", "soon"], "--key-expires must be a date"),
+        (["--key", str(world.public), "--files", str(world.tmp / "nowhere")], "not a directory"),
+    ]
+    for args, message in cases:
+        code, _, err = world.run("verify", envelope, *args)
+        assert code == 2 and message in err, (args, err)
+    code, _, err = world.run("verify", str(world.tmp / "missing.json"), "--key", str(world.public))
+    assert code == 2 and "cannot read it" in err
+
+
+def test_a_truncated_attestation_is_refused(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    envelope = world.envelope(NVIDIA, sha)
+    envelope.write_text(envelope.read_text()[:200])
+    code, _, err = world.run("verify", str(envelope), "--key", str(world.public))
+    assert code == 1 and "truncated or garbled" in err
+
+
+def test_without_a_key_nothing_is_signed_and_attest_backfills_byte_stably(world: World) -> None:
+    sha = vet(world, NVIDIA, HFVET_ATTESTATION_KEY="")
+    code, _, err = world.run("attest", NVIDIA, "--revision", sha, HFVET_ATTESTATION_KEY="")
+    assert code == 2 and "no verdict attestation" in err and "HFVET_ATTESTATION_KEY is not set" in err
+    code, _, err = world.run("attest", NVIDIA)  # the configured key signs what was stored unsigned
+    assert code == 0 and "signed 1 verdict(s)" in err
+    first = world.envelope(NVIDIA, sha).read_text()
+    code, _, err = world.run("attest", NVIDIA)
+    assert code == 0 and "signed 0 verdict(s)" in err  # signed once, kept as signed
+    signed = base64.b64decode(json.loads(first)["payload"])
+    store = open_store(Settings(database_url=world.env["HFVET_DATABASE_URL"]))
+    key = load_signing_key(Path(world.env["HFVET_ATTESTATION_KEY"]))
+    with store.session() as session:  # the stored report's statement, built again: the same bytes
+        assert statement_bytes(session, first_report(session), key) == signed
+    store.close()
+
+
+def first_report(session: Session) -> int:
+    return int(session.execute(select(ReportRow.id).order_by(ReportRow.id)).scalars().first() or 0)
+
+
+def test_a_bad_key_setting_stops_the_command_in_one_line(world: World) -> None:
+    code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY=str(world.tmp / "nope.key"))
+    assert code == 2 and "HFVET_ATTESTATION_KEY" in err and "cannot read it" in err and len(err.splitlines()) == 1
+    code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY_EXPIRES="2020-01-01")
+    assert code == 2 and "expired on 2020-01-01" in err
+    code, _, err = world.run("serve", "--port", "0", HFVET_ATTESTATION_KEY=str(world.public))
+    assert code == 2 and "not an unencrypted PKCS8 PEM private key" in err
+
+
+def test_download_requires_a_matching_approving_attestation(world: World) -> None:
+    vet(world, NVIDIA)
+    world.hub.paths.clear()
+    code, _, err = world.run("download", NVIDIA, "--local-dir", str(world.tmp / "model"),
+                               "--require-attestation", str(world.public))
+    assert code == 0, err
+    assert "attested: valid: verdict approve" in err and world.hub.file_requests()
+    world.run("keys", "create", "--out", str(world.tmp / "stranger"))
+    world.hub.paths.clear()
+    code, _, err = world.run("download", NVIDIA, "--local-dir", str(world.tmp / "model2"), "--require-attestation",
+                             str(world.tmp / "stranger" / "hfvet-attestation.pub"))
+    assert code == 1 and "[unknown-key]; nothing was fetched" in err
+    assert world.hub.file_requests() == [] and not (world.tmp / "model2").exists()
+
+
+def test_a_verdict_changed_in_the_store_after_signing_is_caught_before_download(world: World) -> None:
+    sha = vet(world, CANADA)  # rejected, and signed so
+    with sqlite3.connect(world.tmp / "store.db") as store:  # someone with database access flips it
+        store.execute("UPDATE reports SET verdict = 'approve', "
+                      "document = json_set(document, '$.verdict', 'approve', '$.reasons', json('[]'))")
+    code, out, _ = world.run("gate", CANADA)
+    assert code == 0 and out.strip() == sha  # the gate believes the store...
+    envelope = json.loads(world.envelope(CANADA, sha).read_text())  # ...the attestation still says reject
+    assert json.loads(base64.b64decode(envelope["payload"]))["predicate"]["hfvet"]["verdict"] == "reject"
+    world.hub.paths.clear()
+    code, _, err = world.run("download", CANADA, "--local-dir", str(world.tmp / "model"),
+                             "--require-attestation", str(world.public))
+    assert code == 1 and "'reject', and no signed review approves it" in err
+    assert world.hub.file_requests() == []
+
+
+def test_a_signed_review_approves_a_review_verdict_for_download(world: World) -> None:
+    sha = vet(world, NEMOTRON)
+    world.hub.paths.clear()
+    code, _, err = world.run("download", NEMOTRON, "--local-dir", str(world.tmp / "early"),
+                             "--require-attestation", str(world.public), "--revision", sha)
+    assert code != 0 and world.hub.file_requests() == []  # the gate refuses first: waiting for review
+    code, _, err = world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
+    assert code == 0, err
+    code, _, err = world.run("download", NEMOTRON, "--local-dir", str(world.tmp / "model"),
+                             "--require-attestation", str(world.public))
+    assert code == 0, err
+    assert "attested: valid: review: approve" in err and world.hub.file_requests()
