@@ -19,6 +19,7 @@ from app.core.loaders.loader_map import named_code
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
+from app.core.provenance.layout import TensorLayout
 from app.core.readcache import CachingSource
 from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, too_many_references
 from app.core.report import FileReport, Report, Stats
@@ -200,7 +201,8 @@ def _scan_file(
     findings = ([f for o in outcomes for f in o.findings] + [f for o in again for f in o.findings]
                 + _skip_notes(entry, outcomes) + _polyglot(entry, readings))
     scanned = all(o.status is Status.SCANNED for o in (*outcomes, *again))
-    return FileResult(_file_report(entry, scanned, engines), findings)
+    layout = next((o.layout for o in outcomes if o.layout is not None), None)
+    return FileResult(_file_report(entry, scanned, engines, layout), findings)
 
 
 def _run_scanners(ctx: ScanContext, handling: list[Scanner]) -> tuple[list[ScanOutcome], dict[str, str]]:
@@ -294,5 +296,7 @@ def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
     return FileResult(_file_report(file.with_format(Format.UNREADABLE), False), [finding])
 
 
-def _file_report(entry: ManifestFile, scanned: bool, engines: dict[str, str] | None = None) -> FileReport:
-    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned, engines or {})
+def _file_report(entry: ManifestFile, scanned: bool, engines: dict[str, str] | None = None,
+                 layout: TensorLayout | None = None) -> FileReport:
+    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned, engines or {},
+                      layout=layout)
