@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
 from app.render import RENDERERS
+from app.services.lineage import recorded_lineage
 from app.services.listing import RepoHistory, repo_history
 from app.services.outcomes import is_local_scan
 from app.services.pulls import repo_pulls
@@ -52,6 +53,7 @@ def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revi
         reports=chosen, only=severity, severities=severity_counts(findings), total=len(findings),
         shown=len(shown),
         on_hub=not is_local_scan(decision.report),
+        lineage=recorded_lineage(document),
     )
 
 
