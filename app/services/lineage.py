@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core import report_json
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy import LoadedPolicy
 from app.core.policy.identity import tier_of
-from app.core.provenance.layout import TensorLayout
 from app.core.provenance.lineage import (
     TEMPLATE_RULE,
     BaseFact,
@@ -96,12 +96,8 @@ def _templates(findings: Sequence[Finding]) -> frozenset[str]:
 
 def content_of_document(repo: str, sha: str, document: Mapping[str, Any]) -> CommitContent:
     """A stored report's commit as the comparison reads it: files (with layouts) and chat-template digests."""
-    files = tuple(ContentFile(str(f.get("path")), int(f.get("size") or 0), f.get("sha256"), f.get("blob_id"),
-                              TensorLayout.load(f["layout"]) if isinstance(f.get("layout"), dict) else None)
-                  for f in document.get("files") or [] if isinstance(f, dict))
-    templates = frozenset(str(f.get("evidence")) for f in document.get("findings") or []
-                          if isinstance(f, dict) and f.get("rule") == TEMPLATE_RULE and f.get("evidence"))
-    return CommitContent(repo, sha, files, templates)
+    report = report_json.load(document, f"{repo}@{sha}")
+    return CommitContent(repo, sha, tuple(_content(f) for f in report.files), _templates(report.findings))
 
 
 @dataclass(frozen=True)
