@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from app.core.provenance.layout import TensorLayout
+from app.core.tensor_layout import TensorLayout
 
 
 class Severity(enum.Enum):

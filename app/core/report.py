@@ -7,9 +7,9 @@ from typing import Any
 
 from app.core.closure import ClosureItem
 from app.core.findings import Finding
-from app.core.provenance.layout import TensorLayout
-from app.core.provenance.lineage import Lineage
+from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
+from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, Verdict
 
 
@@ -25,7 +25,7 @@ class FileReport:
     engines: dict[str, str] = field(default_factory=dict)
     # Bytes hfvet read of this file while vetting it (each byte once); None in reports from before it was kept.
     bytes_read: int | None = None
-    # A safetensors file's tensor layout (app.core.provenance.layout); None for other files and older reports.
+    # A safetensors file's tensor layout (app.core.tensor_layout); None for other files and older reports.
     layout: TensorLayout | None = None
 
 

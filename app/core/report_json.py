@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
-from app.core.provenance.layout import TensorLayout
-from app.core.provenance.lineage import Lineage
+from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
+from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
 
 VerdictName = Literal["approve", "review", "reject"]

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from app.core.findings import Finding, Severity
-from app.core.provenance.lineage import Lineage
+from app.core.lineage_facts import Lineage
 
 
 class Verdict(enum.Enum):

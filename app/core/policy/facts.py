@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.findings import Finding, Severity
+from app.core.lineage_facts import Lineage
 from app.core.manifest import Manifest
 from app.core.policy.errors import PolicyError
-from app.core.provenance.lineage import Lineage
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport
 

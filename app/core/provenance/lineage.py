@@ -1,7 +1,7 @@
 """Lineage by content, pure: is a commit a copy of a vendor's, and does it share what its card's base shares?
 
 Bytes are compared by digest (sha256 where known, else the git blob id), never read again; weights
-also by their tensor layout (app.core.provenance.layout). The store lookups that find the commits to
+also by their tensor layout (app.core.tensor_layout). The store lookups that find the commits to
 compare with are app.services.lineage's; the facts land in the report and the policy's `lineage`.
 """
 
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from app.core.provenance.layout import TensorLayout, combine
+from app.core.lineage_facts import BaseFact, BaseStatus, Lineage, MirrorFact, TensorMatch
+from app.core.tensor_layout import TensorLayout, combine
 
 MIRROR_SHARE = 0.9  # identical files must hold this share of a commit's bytes (and half its files) for a mirror
 TEMPLATE_RULE = "chat-template"  # the template scanner's info finding: evidence is the template's sha256
@@ -23,8 +22,6 @@ TOKENIZER_FILES = frozenset({"tokenizer.json", "tokenizer.model", "tokenizer_con
 TEMPLATE_FILES = frozenset({"chat_template.jinja", "chat_template.json"})
 CONFIG_FILES = frozenset({"config.json", "generation_config.json", "preprocessor_config.json"})
 IDENTITY_FILES = TOKENIZER_FILES | TEMPLATE_FILES | CONFIG_FILES
-BaseStatus = Literal["none", "not-vetted", "verified", "partial", "shares-nothing"]
-TensorMatch = Literal["same", "same-shapes", "same-names", "differ", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -49,91 +46,6 @@ class CommitContent:
     sha: str
     files: tuple[ContentFile, ...]
     templates: frozenset[str] = field(default_factory=frozenset)  # chat-template sha256s its vet found
-
-
-class _Fact(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class MirrorFact(_Fact):
-    repo: str = Field(description="The approved vendor-official repo whose bytes these are.")
-    sha: str = Field(description="Its commit compared.")
-    identical: int = Field(description="Files here byte-identical to the same path there.")
-    total: int = Field(description="Files here.")
-    added: list[str] = Field(default_factory=list, description="Paths here, not there.")
-    changed: list[str] = Field(default_factory=list, description="Paths in both, bytes differ.")
-    missing: list[str] = Field(default_factory=list, description="Paths there, not here.")
-
-    @property
-    def summary(self) -> str:
-        parts = [f"{len(self.added)} added" if self.added else "", f"{len(self.changed)} changed" if self.changed
-                 else "", f"{len(self.missing)} missing" if self.missing else ""]
-        tail = ", ".join(p for p in parts if p)
-        return (f"a mirror of {self.repo} at {self.sha[:12]}: {self.identical} of {self.total} files identical"
-                + (f", {tail}" if tail else ""))
-
-
-class BaseFact(_Fact):
-    claimed: str | None = Field(None, description="The card's `base_model` (the first, when it lists several).")
-    status: BaseStatus = Field("none", description="none, not-vetted, verified, partial, shares-nothing.")
-    sha: str | None = Field(None, description="The base's newest approved vetted commit compared with.")
-    shared: list[str] = Field(default_factory=list, description="What is byte-identical: tokenizer, template, "
-                              "config (the kinds), then the paths.")
-    shared_files: list[str] = Field(default_factory=list, description="Identity files byte-identical to the base's.")
-    tensors: TensorMatch = Field("unknown", description="Safetensors layout against the base's.")
-    tensor_count: int = Field(0, description="Tensors here (safetensors files).")
-    dtypes: list[str] = Field(default_factory=list, description="Dtypes here.")
-    base_dtypes: list[str] = Field(default_factory=list, description="Dtypes of the base.")
-
-    @property
-    def verified(self) -> bool:
-        return self.status == "verified"
-
-    @property
-    def summary(self) -> str:
-        return base_summary(self)
-
-
-class Lineage(_Fact):
-    """What a vet found of a commit's lineage; ``checked`` false when no store was consulted."""
-
-    checked: bool = Field(False, description="A store was consulted (not for `hfvet scan`, `--no-store`).")
-    mirror: MirrorFact | None = None
-    base: BaseFact = Field(default_factory=BaseFact)
-    new_files: list[str] = Field(default_factory=list, description="Files not byte-identical to the claimed "
-                                 "base's: what carries the risk (empty unless the base was checked).")
-
-    @property
-    def mirror_of(self) -> str | None:
-        return self.mirror.repo if self.mirror else None
-
-    def plain(self) -> dict[str, Any]:
-        """The CEL value: a map with the same keys whatever was found (null where nothing was)."""
-        mirror = self.mirror
-        return {
-            "checked": self.checked,
-            "mirror_of": mirror.repo if mirror else None,
-            "mirror": {"repo": mirror.repo if mirror else None, "sha": mirror.sha if mirror else None,
-                       "identical": mirror.identical if mirror else 0, "total": mirror.total if mirror else 0,
-                       "added": list(mirror.added if mirror else []), "changed": list(mirror.changed if mirror else []),
-                       "missing": list(mirror.missing if mirror else [])},
-            "base": {"claimed": self.base.claimed, "status": self.base.status, "verified": self.base.verified,
-                     "sha": self.base.sha, "shared": list(self.base.shared),
-                     "shared_files": list(self.base.shared_files), "tensors": self.base.tensors,
-                     "tensor_count": self.base.tensor_count, "dtypes": list(self.base.dtypes),
-                     "base_dtypes": list(self.base.base_dtypes)},
-            "new_files": list(self.new_files),
-        }
-
-    def summaries(self) -> list[str]:
-        """One line per fact, as the dashboard and `hfvet` text output say them."""
-        lines = [self.mirror.summary] if self.mirror else []
-        if self.base.claimed:
-            lines.append(self.base.summary)
-        if self.new_files and self.base.status != "not-vetted":
-            lines.append(f"new relative to {self.base.claimed}: {', '.join(self.new_files[:8])}"
-                         + (f" and {len(self.new_files) - 8} more" if len(self.new_files) > 8 else ""))
-        return lines
 
 
 def claimed_base(identity: Mapping[str, Any]) -> str | None:
@@ -240,30 +152,6 @@ def _tensor_match(mine: TensorLayout | None, base: TensorLayout | None) -> Tenso
     return "same-names" if mine.names == base.names else "differ"
 
 
-def base_summary(fact: BaseFact) -> str:
-    claimed = fact.claimed or "nothing"
-    if fact.status == "none":
-        return "claims no base model"
-    if fact.status == "not-vetted":
-        return f"base {claimed} not vetted here: cannot check"
-    if fact.status == "shares-nothing":
-        return f"claims base {claimed} but shares nothing with it"
-    parts = [f"shares {_and(fact.shared)}" if fact.shared else "shares no tokenizer, template or config"]
-    parts.append(_tensor_words(fact))
-    return f"claims base {claimed}: " + "; ".join(p for p in parts if p)
 
 
-def _tensor_words(fact: BaseFact) -> str:
-    count = fact.tensor_count
-    if fact.tensors == "same":
-        return f"same tensors ({count}), names, shapes and dtypes"
-    if fact.tensors in ("same-shapes", "same-names"):
-        what = "dtypes differ" if fact.tensors == "same-shapes" else "shapes and dtypes differ"
-        return f"same tensor names ({count}); {what} (quantized)"
-    if fact.tensors == "differ":
-        return "tensor names differ from the base's"
-    return "no safetensors layout to compare"
-
-
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+__all__ = ["BaseFact", "Lineage", "MirrorFact"]  # the facts, for callers of the comparison

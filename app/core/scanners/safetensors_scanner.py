@@ -20,9 +20,9 @@ from app.core.formats.detect import Format
 from app.core.limits import LimitExceeded
 from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
-from app.core.provenance.layout import layout_of_header
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import embedded_text
+from app.core.tensor_layout import layout_of_header
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE
 MAX_REPORTED = 10  # per file; a hostile header can be wrong 4,000 times over

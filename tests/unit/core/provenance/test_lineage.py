@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.core.provenance.layout import combine, layout_of_header
 from app.core.provenance.lineage import CommitContent, ContentFile, check_base, claimed_base, mirror_of
 from app.core.report_json import load
+from app.core.tensor_layout import combine, layout_of_header
 
 HEADER = {"__metadata__": {"format": "pt"},
           "a.weight": {"dtype": "BF16", "shape": [4, 4], "data_offsets": [0, 32]},
