@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from app.core.tensor_layout import TensorLayout
+
 
 class Severity(enum.Enum):
     INFO = "info"
@@ -63,6 +65,7 @@ class ScanOutcome:
     status: Status
     findings: tuple[Finding, ...] = ()
     detail: str | None = None
+    layout: TensorLayout | None = None  # a safetensors file's tensor layout, from a header read whole
 
     @classmethod
     def scanned(cls, scanner: str, path: str, findings: list[Finding]) -> ScanOutcome:

@@ -24,6 +24,7 @@ from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, t
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import SKIPPED, Corroborating, PeersMode, Preparing, ReadsAs, ScanContext, Scanner
 from app.core.scanners.text_rules.text_lines import decode_text
+from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, interim_decision
 
 NAME = "pipeline"
@@ -200,7 +201,8 @@ def _scan_file(
     findings = ([f for o in outcomes for f in o.findings] + [f for o in again for f in o.findings]
                 + _skip_notes(entry, outcomes) + _polyglot(entry, readings))
     scanned = all(o.status is Status.SCANNED for o in (*outcomes, *again))
-    return FileResult(_file_report(entry, scanned, engines), findings)
+    layout = next((o.layout for o in outcomes if o.layout is not None), None)
+    return FileResult(_file_report(entry, scanned, engines, layout), findings)
 
 
 def _run_scanners(ctx: ScanContext, handling: list[Scanner]) -> tuple[list[ScanOutcome], dict[str, str]]:
@@ -294,5 +296,7 @@ def _unreadable(file: ManifestFile, exc: Exception) -> FileResult:
     return FileResult(_file_report(file.with_format(Format.UNREADABLE), False), [finding])
 
 
-def _file_report(entry: ManifestFile, scanned: bool, engines: dict[str, str] | None = None) -> FileReport:
-    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned, engines or {})
+def _file_report(entry: ManifestFile, scanned: bool, engines: dict[str, str] | None = None,
+                 layout: TensorLayout | None = None) -> FileReport:
+    return FileReport(entry.path, entry.size, entry.sha256, entry.blob_id, entry.format, scanned, engines or {},
+                      layout=layout)

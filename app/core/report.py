@@ -7,7 +7,9 @@ from typing import Any
 
 from app.core.closure import ClosureItem
 from app.core.findings import Finding
+from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
+from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, Verdict
 
 
@@ -23,6 +25,8 @@ class FileReport:
     engines: dict[str, str] = field(default_factory=dict)
     # Bytes hfvet read of this file while vetting it (each byte once); None in reports from before it was kept.
     bytes_read: int | None = None
+    # A safetensors file's tensor layout (app.core.tensor_layout); None for other files and older reports.
+    layout: TensorLayout | None = None
 
 
 @dataclass(frozen=True)
@@ -49,3 +53,8 @@ class Report:
     @property
     def verdict(self) -> Verdict:
         return self.decision.verdict
+
+    @property
+    def lineage(self) -> Lineage | None:
+        """What the vet found of the commit's lineage (mirror, base claim), as its policy saw it."""
+        return self.decision.lineage

@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
+from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
+from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
 
 VerdictName = Literal["approve", "review", "reject"]
@@ -45,6 +47,7 @@ def dump(report: Report) -> dict[str, Any]:
         "identity": dict(report.identity),
         "references": [dump_reference(r) for r in report.references],
         "closure": [json.loads(item.evidence()) for item in report.closure],
+        **({"lineage": report.lineage.model_dump(mode="json")} if report.lineage is not None else {}),
     }
 
 
@@ -68,6 +71,10 @@ def dump_file(f: FileReport) -> dict[str, Any]:
         del doc["engines"]
     if f.bytes_read is None:
         del doc["bytes_read"]
+    if f.layout is None:
+        del doc["layout"]
+    else:
+        doc["layout"] = f.layout.dump()
     return doc
 
 
@@ -148,6 +155,18 @@ class _FileDoc(_Doc):
     scanned: bool  # required: a stored report must say whether each file was vetted
     engines: dict[str, str] = Field(default_factory=dict)  # absent in reports before peers could be skipped
     bytes_read: int | None = Field(default=None, ge=0)  # absent in reports before it was kept per file
+    layout: _LayoutDoc | None = None  # safetensors files only; absent in reports before it was kept
+
+
+class _LayoutDoc(_Doc):
+    tensors: int = Field(ge=0)
+    names: str = Field(pattern="^[0-9a-f]{64}$")
+    shapes: str = Field(pattern="^[0-9a-f]{64}$")
+    typed: str = Field(pattern="^[0-9a-f]{64}$")
+    dtypes: list[str] = Field(default_factory=list)
+
+    def to_layout(self) -> TensorLayout:
+        return TensorLayout(self.tensors, self.names, self.shapes, self.typed, tuple(self.dtypes))
 
 
 class _StatsDoc(_Doc):
@@ -178,20 +197,23 @@ class _ReportDoc(_Doc):
     identity: dict[str, Any] = Field(default_factory=dict)
     references: list[_ReferenceDoc] = Field(default_factory=list)  # absent in reports before it existed
     closure: list[dict[str, Any]] = Field(default_factory=list)  # likewise
+    lineage: Lineage | None = None  # only where a store was consulted (app.core.provenance.lineage)
 
     def to_report(self) -> Report:
         reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
         return Report(
             repo=self.repo,
             revision=self.revision,
-            decision=Decision(Verdict(self.verdict), reasons, PolicyRef(self.policy.name, self.policy.sha256)),
+            decision=Decision(Verdict(self.verdict), reasons, PolicyRef(self.policy.name, self.policy.sha256),
+                              self.lineage),
             findings=tuple(
                 Finding(f.path, f.scanner, f.rule, Severity(f.severity), f.message, f.member, f.evidence,
                         f.source)
                 for f in self.findings
             ),
             files=tuple(
-                FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned, dict(f.engines), f.bytes_read)
+                FileReport(f.path, f.size, f.sha256, f.blob_id, f.format, f.scanned, dict(f.engines), f.bytes_read,
+                           f.layout.to_layout() if f.layout else None)
                 for f in self.files
             ),
             stats=Stats(self.stats.files, self.stats.repo_bytes, self.stats.bytes_read, self.stats.seconds),

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from app.core.findings import Finding, Severity
+from app.core.lineage_facts import Lineage
 
 
 class Verdict(enum.Enum):
@@ -36,6 +37,7 @@ class Decision:
     verdict: Verdict
     reasons: tuple[Reason, ...]
     policy: PolicyRef
+    lineage: Lineage | None = None  # the lineage facts the policy saw, when a store was consulted
 
 
 INTERIM_POLICY = PolicyRef("interim-severity", None)

@@ -19,6 +19,7 @@ from app.core.manifest_json import ManifestDoc
 from app.core.repo_refs import REFERENCE_RULE, RepoReference, parse_reference
 from app.core.report import Report
 from app.core.review_carry import findings_fingerprint
+from app.db.content_index import index_commit
 from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, RevisionRow
 from app.db.version import ids_in_commit_order
@@ -96,6 +97,7 @@ def save_report(session: Session, report: Report, *, requested_revision: str | N
     ids_in_commit_order(session)
     repo = _repo(session, report)
     revision = _revision(session, repo, report)
+    index_commit(session, report.repo, report.revision, report.files)  # once per commit, in this transaction
     document = report_json.dump(report)
     row = ReportRow(
         revision=revision,

@@ -80,7 +80,7 @@ def diff_revisions(history: RepoHistory, before_sha: str, after_sha: str, read_t
     if before is None or after is None:
         raise KeyError(before_sha if before is None else after_sha)
     old, new = before.report.document, after.report.document
-    files = _file_changes(old.get("files") or [], new.get("files") or [])
+    files = file_changes(old.get("files") or [], new.get("files") or [])
     appeared, gone = _finding_changes(old.get("findings") or [], new.get("findings") or [])
     repo = history.repo.repo_id
     texts = _Texts(repo, before_sha, after_sha, read_text)
@@ -96,7 +96,8 @@ def diff_revisions(history: RepoHistory, before_sha: str, after_sha: str, read_t
     )
 
 
-def _file_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[FileChange]:
+def file_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[FileChange]:
+    """Every file added, removed or changed from ``old`` to ``new`` (manifest entries), by path."""
     before = {f["path"]: f for f in old}
     after = {f["path"]: f for f in new}
     changes = []

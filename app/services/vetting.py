@@ -68,8 +68,9 @@ def vet_remote(
     """Vet a repo on a hub (the real one, a mirror, or the fixture hub) at a pinned commit.
 
     With a ``store``, an approved repo whose hub identity changed gets an `identity-changed` finding,
-    and the policy sees which referenced repos the store approves (branches resolved on the same hub);
-    without one, none is.
+    the policy sees which referenced repos the store approves (branches resolved on the same hub),
+    and its `lineage` (mirror of an approved vendor commit, the card's base claim checked), which the
+    report records; without one, no reference is approved and no lineage is checked.
 
     ``limits.max_vet_seconds`` (default: ``settings.vet_deadline``) covers the whole vet, the manifest's
     listing included: past it, a hub call still under way fails (``HubTimeout``) and files not yet
@@ -88,12 +89,14 @@ def vet_remote(
     decide: DecideFn = default_decide
     if policy is not None:
         from app.core.policy.engine import make_decide
+        from app.services.lineage import StoreLineage
         from app.services.references import Bounds, StoreJudge  # the store's rules: only when a policy decides
 
         # The gate's budget: past it references count as not approved (the vet's too-many-references rejects).
         judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub),
                                                       bounds=Bounds(settings.gate_hub_budget))
-        decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)))
+        lineage = None if store is None else StoreLineage(store, policy)  # mirror and base facts, recorded
+        decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)), lineage)
     checks = [identity_check(store, repo_id)] if store is not None else []
     report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
     source.fail_if_stalled()  # unread because the hub went silent: no verdict, an error

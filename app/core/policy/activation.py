@@ -89,6 +89,16 @@ VARIABLES: tuple[Variable, ...] = (
              "`trust_remote_code`, `opt-in`, `install`), `path` (the file naming it), `target`, `repo` and "
              "`revision` (another repo, or null), `carries_trust`, `runs`, `local`. E.g. no deploy-time "
              "installs: `!closure.exists(c, c.kind == \"install\" && c.gate == \"always\")`."),
+    Variable("lineage", "map", "Lineage by content (docs/provenance.md), from the store at the vet and recorded "
+             "in the report: `checked` (a store was consulted: false for `hfvet scan`), `mirror_of` (the approved "
+             "vendor-official repo whose bytes these are, or null), `mirror` (`repo`, `sha`, `identical`, "
+             "`total`, `added`, `changed`, `missing`), `base` (the card's `base_model` checked against that "
+             "repo's newest approved vetted commit: `claimed` (or null), `status` (`none`, `not-vetted`, "
+             "`verified`, `partial`, `shares-nothing`), `verified` (bool), `sha`, `shared` (`tokenizer`, "
+             "`template`, `config`), `shared_files`, `tensors` (`same`, `same-shapes`, `same-names`, `differ`, "
+             "`unknown`), `tensor_count`, `dtypes`, `base_dtypes`) and `new_files` (paths not byte-identical to "
+             "the base's). E.g. a claimed base must check out: "
+             "`lineage.base.claimed != null && lineage.base.status == \"shares-nothing\"`."),
 )
 
 
@@ -161,6 +171,7 @@ def build_activation(
         "lists": lists,
         "referenced_repos": referenced_repos(findings, facts.reference_status, vendors),
         "closure": [json.loads(item.evidence()) for item in closure_from(findings)],
+        "lineage": facts.lineage.plain(),
     }
     return Activation(plain)
 

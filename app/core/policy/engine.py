@@ -15,7 +15,14 @@ from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.policy.activation import VendorData, build_activation
 from app.core.policy.cel import Activation, CelEvalError, run_bool
-from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, ReferenceJudge, facts_from
+from app.core.policy.facts import (
+    FindingFact,
+    LineageJudge,
+    PolicyFacts,
+    ReferenceFact,
+    ReferenceJudge,
+    facts_from,
+)
 from app.core.policy.floor import apply_floor
 from app.core.policy.identity import repo_lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
@@ -52,11 +59,15 @@ def evaluate(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = N
     return explain(policy, facts, today=today).decision
 
 
-def make_decide(policy: LoadedPolicy, judge: ReferenceJudge | None = None) -> DecideFn:
-    """The pipeline's `decide=` hook for this policy; ``judge`` says which referenced repos the store approves."""
+def make_decide(policy: LoadedPolicy, judge: ReferenceJudge | None = None,
+                lineage: LineageJudge | None = None) -> DecideFn:
+    """The pipeline's `decide=` hook for this policy; ``judge`` says which referenced repos the store approves,
+    ``lineage`` what the store says of the commit's lineage (recorded in the decision, so in the report)."""
 
     def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
-        return evaluate_referencing(policy, facts_from(manifest, findings, files), references_from(findings), judge)
+        seen = lineage(manifest, findings, files) if lineage is not None else None
+        facts = facts_from(manifest, findings, files, lineage=seen)
+        return evaluate_referencing(policy, facts, references_from(findings), judge)
 
     return decide
 
@@ -132,7 +143,8 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
     if not policy.model.unsafe:
         verdict, reasons = apply_floor(facts, waivers.findings, waivers.waived, (verdict, reasons),
                                        model.installers)
-    decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref)
+    decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref,
+                        facts.lineage if facts.lineage.checked else None)
     return Evaluation(decision, tier, imitated, results, tuple(waivers.waived))
 
 

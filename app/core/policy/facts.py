@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.findings import Finding, Severity
+from app.core.lineage_facts import Lineage
 from app.core.manifest import Manifest
 from app.core.policy.errors import PolicyError
 from app.core.repo_refs import RepoReference
@@ -75,14 +76,18 @@ class PolicyFacts(_Model):
     reference_status: list[ReferenceFact] = Field(
         default_factory=list, description="The store's judgement of referenced repos; a reference not listed "
         "counts as not vetted and not approved (fail closed: plain `hfvet scan` consults no store).")
+    lineage: Lineage = Field(default_factory=Lineage, description="Mirror and base-model facts the store gave "
+                             "(app.core.provenance.lineage); unchecked without a store.")
 
 
 # (the references a vet found) -> the store's judgement of each; handed to make_decide by the service.
 ReferenceJudge = Callable[[Sequence[RepoReference]], Sequence[ReferenceFact]]
+# (the vetted manifest, its findings, its files) -> what the store says of its lineage; handed in like the judge.
+LineageJudge = Callable[[Manifest, Sequence[Finding], Sequence[FileReport]], Lineage]
 
 
 def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport],
-               reference_status: Sequence[ReferenceFact] = ()) -> PolicyFacts:
+               reference_status: Sequence[ReferenceFact] = (), lineage: Lineage | None = None) -> PolicyFacts:
     identity = manifest.identity
     return PolicyFacts(
         repo=RepoFacts(id=identity.repo_id, revision=identity.revision, facts=dict(identity.facts)),
@@ -92,6 +97,7 @@ def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[
                               message=f.message, member=f.member, evidence=f.evidence, source=f.source)
                   for f in findings],
         reference_status=list(reference_status),
+        lineage=lineage or Lineage(),
     )
 
 
@@ -108,6 +114,7 @@ def facts_from_report_dict(report: Mapping[str, Any], source: str = "<report>") 
                      "facts": report.get("identity") or {}},
             "files": [_file_entry(f) for f in report["files"]],
             "findings": [_pick(f, FindingFact) for f in report["findings"]],
+            "lineage": report.get("lineage") or {},  # as recorded at the vet: a replay sees what the vet saw
         })
     except (ValidationError, TypeError, AttributeError) as exc:
         raise PolicyError.single(source, None, f"malformed report: {exc}") from exc

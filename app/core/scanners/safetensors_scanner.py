@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.core.findings import FindingSink, RuleInfo, RuleKind, ScanOutcome, Severity
@@ -21,6 +22,7 @@ from app.core.manifest import ManifestFile
 from app.core.ports import Blob, SourceError
 from app.core.scanners.base import ScanContext
 from app.core.scanners.text_rules import embedded_text
+from app.core.tensor_layout import layout_of_header
 
 MAX_HEADER_BYTES = 100_000_000  # the reference loader's MAX_HEADER_SIZE
 MAX_REPORTED = 10  # per file; a hostile header can be wrong 4,000 times over
@@ -67,12 +69,13 @@ class SafetensorsScanner:
                 header, data_size = read_header(BudgetBlob(ctx.blob, ctx.limits.max_read_bytes_per_file))
                 problems = validate_header(header, data_size)
                 metadata = _metadata_strings(header)
+                layout = None if problems else layout_of_header(header)  # a rejected header has no layout
                 del header  # the parsed tree is the big buffer: free it inside the reservation
         except Malformed as exc:
-            problems, metadata = [(str(exc), None)], []
+            problems, metadata, layout = [(str(exc), None)], [], None
         except LimitExceeded as exc:
             sink.add("limit-exceeded", Severity.HIGH, str(exc))
-            problems, metadata = [], []
+            problems, metadata, layout = [], [], None
         except SourceError as exc:
             return ScanOutcome.failed(self.name, ctx.file.path, str(exc))
         for message, tensor in problems[:MAX_REPORTED]:
@@ -80,7 +83,7 @@ class SafetensorsScanner:
         if len(problems) > MAX_REPORTED:
             sink.add(RULE, Severity.HIGH, f"{len(problems) - MAX_REPORTED} more header problems not listed")
         embedded_text.check_strings(metadata, sink)
-        return ScanOutcome.scanned(self.name, ctx.file.path, sink.findings)
+        return replace(ScanOutcome.scanned(self.name, ctx.file.path, sink.findings), layout=layout)
 
 
 def _metadata_strings(header: dict[str, Any]) -> list[tuple[str, str]]:
