@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.closure import ClosureItem
 from app.core.findings import Finding
+from app.core.provenance.signature import SignatureCheck
 from app.core.repo_refs import RepoReference
 from app.core.verdict import Decision, Verdict
 
@@ -45,6 +46,7 @@ class Report:
     identity: dict[str, Any] = field(default_factory=dict)
     references: tuple[RepoReference, ...] = ()  # other repos it loads or tells users to load
     closure: tuple[ClosureItem, ...] = ()  # what each runtime would import, run, install and fetch
+    signature: SignatureCheck | None = None  # the vendor signature check; None: not run (older reports)
 
     @property
     def verdict(self) -> Verdict:

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
+from app.core.provenance import signature as signature_json
+from app.core.provenance.signature import SignatureCheck, Signer, SignerKind, State
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
@@ -45,6 +47,7 @@ def dump(report: Report) -> dict[str, Any]:
         "identity": dict(report.identity),
         "references": [dump_reference(r) for r in report.references],
         "closure": [json.loads(item.evidence()) for item in report.closure],
+        **({} if report.signature is None else {"signature": signature_json.to_json(report.signature)}),
     }
 
 
@@ -165,6 +168,30 @@ class _ReferenceDoc(_Doc):
     code: bool = False
 
 
+class _SignerDoc(_Doc):
+    kind: SignerKind
+    identity: str
+    matched: str | None = None
+
+
+class _SignatureDoc(_Doc):
+    file: str
+    state: State
+    signer: _SignerDoc | None = None
+    method: str | None = None
+    problem: str | None = None
+    unsigned: list[str] = Field(default_factory=list)
+    mismatched: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    signed_files: int = Field(default=0, ge=0)
+    bytes_read: int = Field(default=0, ge=0)
+
+    def to_check(self) -> SignatureCheck:
+        signer = None if self.signer is None else Signer(self.signer.kind, self.signer.identity, self.signer.matched)
+        return SignatureCheck(self.file, self.state, signer, self.method, self.problem, tuple(self.unsigned),
+                              tuple(self.mismatched), tuple(self.missing), self.signed_files, self.bytes_read)
+
+
 class _ReportDoc(_Doc):
     repo: str | None = None
     revision: str | None = None
@@ -178,6 +205,7 @@ class _ReportDoc(_Doc):
     identity: dict[str, Any] = Field(default_factory=dict)
     references: list[_ReferenceDoc] = Field(default_factory=list)  # absent in reports before it existed
     closure: list[dict[str, Any]] = Field(default_factory=list)  # likewise
+    signature: _SignatureDoc | None = None  # absent in reports before signatures were checked
 
     def to_report(self) -> Report:
         reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
@@ -199,6 +227,7 @@ class _ReportDoc(_Doc):
             identity=dict(self.identity),
             references=tuple(RepoReference(r.repo, r.revision, r.path, r.via, r.code) for r in self.references),
             closure=tuple(item for item in map(_closure_item, self.closure) if item is not None),
+            signature=None if self.signature is None else self.signature.to_check(),
         )
 
 

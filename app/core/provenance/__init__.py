@@ -1,0 +1,1 @@
+"""Provenance: what a repo's publisher signed, checked against what the Hub serves (pure)."""
