@@ -54,7 +54,7 @@ DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
 ProgressFn = Callable[[FileReport, int], None]
 # A check of the repo as a whole (its identity, its manifest), run before the decision.
 RepoCheck = Callable[[Manifest], list[Finding]]
-# The repo's vendor signature, checked before the scans (app/core/provenance/step.py): reads only the
+# The repo's vendor signature, checked before the scans (app.core.signature_step.py): reads only the
 # signature and small non-LFS files through the Source, so its bytes count like any other.
 SignatureStep = Callable[[Source, Manifest], SignatureCheck]
 

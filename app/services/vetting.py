@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from app.core.limits import Limits
 from app.core.pipeline import VetOptions, default_decide, vet
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, SignatureStep, Source
-from app.core.provenance.step import unlisted_check
 from app.core.report import Report
 from app.core.scanners import all_scanners
+from app.core.signature_step import unlisted_check
 from app.errors import InputError
 from app.services.identity import identity_check
 from app.services.policies import policy_for

@@ -16,7 +16,7 @@ from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Policy, SignatureRequirement, TierName
 from app.core.ports import SignatureStep, Source
 from app.core.provenance.signature import SignatureCheck
-from app.core.provenance.step import check_source, unlisted_check
+from app.core.signature_step import check_source, unlisted_check
 from app.core.verdict import Reason, Verdict, most_severe
 
 SIGNATURE_REQUIRED = "signature-required"
@@ -30,7 +30,7 @@ def requirement_for(policy: Policy, org: str | None, tier: TierName) -> Signatur
 
 def signature_step(policy: LoadedPolicy) -> SignatureStep:
     """The vet's signature step under ``policy``: the file and identities of the entry covering the repo
-    (none: the default `model.sig`, recorded unverified when present; ``step.unlisted_check``)."""
+    (none: the default `model.sig`, recorded unverified when present; ``signature_step.unlisted_check``)."""
 
     def step(source: Source, manifest: Manifest) -> SignatureCheck:
         org = manifest.identity.org

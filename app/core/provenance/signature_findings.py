@@ -32,9 +32,10 @@ def signature_findings(check: SignatureCheck | None) -> list[Finding]:
     signer = check.signer.describe() if check.signer else "no readable signer"
     if check.verified:
         matched = check.signer.matched if check.signer else None
+        by = signer if matched == signer else f"{signer} (the policy's {matched})"
         return [Finding(check.file, NAME, VERIFIED, Severity.INFO,
-                        f"signed by {signer} (the policy's {matched}); all {check.signed_files} signed files match "
-                        "the Hub's hashes at this commit", evidence=signer)]
+                        f"signed by {by}; all {check.signed_files} signed files match the Hub's hashes at this commit",
+                        evidence=signer)]
     if check.state == "unverified":
         return [Finding(check.file, NAME, UNVERIFIED, Severity.INFO, f"names {signer}, not verified: {check.problem}",
                         evidence=signer)]
