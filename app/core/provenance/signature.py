@@ -57,6 +57,15 @@ class SignatureCheck:
     def verified(self) -> bool:
         return self.state == "verified"
 
+    def summary(self) -> str:
+        """One line for people: `hfvet vet`'s text output, the dashboard."""
+        if self.state == "absent":
+            return f"none ({self.file} absent)"
+        signer = self.signer.describe() if self.signer else "an unreadable signer"
+        if self.verified:
+            return f"verified: {self.file} signed by {signer}; all {self.signed_files} files match before download"
+        return f"{self.state}: {self.file} names {signer}; {self.problem}"
+
 
 # The files of the manifest as the check sees them: path -> (sha256 when the source knows it, size).
 FileHashes = Mapping[str, tuple[str | None, int]]
