@@ -95,3 +95,20 @@ def test_a_statement_changed_after_signing_does_not_verify(tmp_path: Path) -> No
     check = check_signature(json.dumps(bundle).encode(), "model.sig", {}, lambda _p: "",
                             [SignedBy(key=key.public_pem).declared()])
     assert check.state == "invalid" and "not signed by an identity" in (check.problem or "")
+
+
+def test_the_text_report_says_what_the_signature_check_found() -> None:
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from app.core.provenance.signature import SignatureCheck, Signer
+    from app.render.text import TextRenderer
+
+    doc = {"repo": "a/b", "revision": None, "verdict": "reject", "reasons": [], "policy": {"name": "p"},
+           "findings": [], "files": [], "stats": {"files": 0, "repo_bytes": 0, "bytes_read": 0, "seconds": 0}}
+    check = SignatureCheck(state="invalid", signer=Signer("key", "sha256:abc"), problem="1 file(s) differ")
+    text = TextRenderer(lambda: Console(width=200)).render(replace(report_json.load(doc), signature=check))
+    assert "signature: invalid: model.sig names key sha256:abc; 1 file(s) differ" in text
+    plain = TextRenderer(lambda: Console(width=200)).render(report_json.load(doc))
+    assert "signature:" not in plain
