@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.routes import gate, health, policy, repos, reviews, vet, webhooks
+from app.api.routes import bom, gate, health, policy, repos, reviews, vet, webhooks
 
 api_router = APIRouter()
-for module in (vet, gate, repos, policy, reviews, webhooks, health):
+for module in (vet, gate, repos, bom, policy, reviews, webhooks, health):
     api_router.include_router(module.router)

@@ -50,6 +50,18 @@ class Client:
         url = f"{self.server}{path}?{urllib.parse.urlencode(params)}"
         return self._send(urllib.request.Request(url, headers=self._headers()), path)  # noqa: S310 (scheme checked)
 
+    def document(self, path: str) -> tuple[int, bytes]:
+        """GET ``path`` as bytes, whatever its type (a CycloneDX BOM is kept byte for byte): status and body."""
+        request = urllib.request.Request(self.server + path, headers=self._headers() | {"Accept": "*/*"})  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (scheme checked)
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            with exc:
+                return exc.code, exc.read()
+        except (urllib.error.URLError, OSError) as exc:
+            raise ServerError(f"cannot reach the hfvet server at {self.shown}: {getattr(exc, 'reason', exc)}") from exc
+
     def post(self, path: str, body: dict[str, Any]) -> Reply:
         """POST ``body`` as JSON; the reply whatever its status (the caller reads the error document)."""
         request = urllib.request.Request(  # noqa: S310 (scheme checked)

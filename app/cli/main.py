@@ -40,6 +40,8 @@ COMMANDS: dict[str, CommandRef] = {
                          "with the newest review from then on."),
     "download": CommandRef("app.cli.download", "download_cmd", "Download an approved revision: exactly its "
                            "vetted files, each checked against the approved hashes."),
+    "bom": CommandRef("app.cli.bom", "bom_cmd", "Print the CycloneDX 1.6 ML-BOM of a vetted commit: files and "
+                      "hashes, references, policy and verdict."),
     "serve": CommandRef("app.cli.serve", "serve", "Serve the HTTP API (POST /vet, GET /gate, POST "
                         "/webhooks/huggingface, ...) and the dashboard at /ui/,\nand run vets."),
     "worker": CommandRef("app.cli.worker", "worker", "Run vets queued by the API replicas (HFVET_QUEUE=procrastinate, "

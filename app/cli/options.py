@@ -16,6 +16,7 @@ class OutputFormat(StrEnum):
     text = "text"
     json = "json"
     sarif = "sarif"
+    cyclonedx = "cyclonedx"
 
 
 RepoArg = Annotated[str, typer.Argument(metavar="ORG/NAME", help="The repo on the hub.", show_default=False)]

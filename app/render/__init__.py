@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.render.cyclonedx import CycloneDxRenderer
 from app.render.interface import Renderer
 from app.render.json_report import JsonRenderer
 from app.render.sarif import SarifRenderer
@@ -11,6 +12,7 @@ RENDERERS: dict[str, Renderer] = {
     "text": TextRenderer(),
     "json": JsonRenderer(),
     "sarif": SarifRenderer(),
+    "cyclonedx": CycloneDxRenderer(),
 }
 
 __all__ = ["RENDERERS", "Renderer"]

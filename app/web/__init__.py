@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app.settings import Settings, reveal
 from app.web.page import Page, PageError, PageRoute, page
-from app.web.pages import auth, diff, home, policy, pulls, repo, reviews, vet, vets
+from app.web.pages import auth, bom, diff, home, policy, pulls, repo, reviews, vet, vets
 from app.web.session import Sessions
 
 STATIC = Path(__file__).parent / "static"
@@ -22,7 +22,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     # Without a configured key each process signs with its own: sessions end when the server restarts.
     app.state.hfvet_sessions = Sessions(reveal(settings.session_secret) or secrets.token_urlsafe(32))
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
-    for module in (home, repo, diff, reviews, vet, vets, pulls, policy, auth):
+    for module in (home, repo, bom, diff, reviews, vet, vets, pulls, policy, auth):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(_fallback, include_in_schema=False)
 

@@ -17,7 +17,8 @@ from app.server import create_app
 SCHEMA = create_app().openapi()
 OPERATIONS = [(method, path, op) for path, ops in SCHEMA["paths"].items() for method, op in ops.items()]
 ERROR = {"$ref": "#/components/schemas/ErrorOut"}
-READS = {"/gate", "/repos", "/repos/{org}/{name}", "/vet/{job_id}", "/policy"}  # a sent token must be valid
+# a sent token must be valid
+READS = {"/gate", "/repos", "/repos/{org}/{name}", "/vet/{job_id}", "/policy", "/bom/{org}/{name}/{commit}"}
 
 
 def error_schema(op: dict[str, Any], status: int) -> dict[str, Any]:

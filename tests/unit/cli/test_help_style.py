@@ -45,7 +45,8 @@ def test_repo_arguments_read_org_name_and_format_shows_its_choices() -> None:
     for command in ("vet", "gate", "review", "download"):
         assert f"hfvet {command} [OPTIONS] ORG/NAME" in help_of(command)
     assert "<text | json>" in help_of("gate")
-    assert "<text | json | sarif>" in help_of("vet") and "<text | json | sarif>" in help_of("scan")
+    choices = "<text | json | sarif | cyclonedx>"
+    assert choices in help_of("vet") and choices in help_of("scan")
     assert "<reader | vetter | reviewer | admin>" in help_of("token", "create")
 
 
