@@ -19,13 +19,13 @@ from app.core.loaders.loader_map import named_code
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
 from app.core.ports import DecideFn, ProgressFn, RepoCheck, SignatureAwareDecide, SignatureStep, Source, SourceError
-from app.core.provenance.signature import SignatureCheck
 from app.core.provenance.signature_findings import signature_findings
 from app.core.readcache import CachingSource
 from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, too_many_references
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import SKIPPED, Corroborating, PeersMode, Preparing, ReadsAs, ScanContext, Scanner
 from app.core.scanners.text_rules.text_lines import decode_text
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision, interim_decision
 
 NAME = "pipeline"

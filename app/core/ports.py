@@ -7,8 +7,8 @@ from typing import Protocol, runtime_checkable
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
-from app.core.provenance.signature import SignatureCheck
 from app.core.report import FileReport
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision
 
 

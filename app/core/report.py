@@ -7,8 +7,8 @@ from typing import Any
 
 from app.core.closure import ClosureItem
 from app.core.findings import Finding
-from app.core.provenance.signature import SignatureCheck
 from app.core.repo_refs import RepoReference
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision, Verdict
 
 

@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core import signature as signature_json
 from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
-from app.core.provenance import signature as signature_json
-from app.core.provenance.signature import SignatureCheck, Signer, SignerKind, State
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
+from app.core.signature import SignatureCheck, Signer, SignerKind, State
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
 
 VerdictName = Literal["approve", "review", "reject"]

@@ -14,7 +14,7 @@ from app.core.formats.blobs import SourceBlob
 from app.core.manifest import Manifest
 from app.core.ports import Source
 from app.core.provenance.oms import check_signature
-from app.core.provenance.signature import DEFAULT_FILE, MAX_SIGNATURE_BYTES, DeclaredIdentity, SignatureCheck
+from app.core.signature import DEFAULT_FILE, MAX_SIGNATURE_BYTES, DeclaredIdentity, SignatureCheck
 
 CHUNK = 1024 * 1024
 

@@ -22,9 +22,9 @@ from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
 from app.core.policy.signatures import apply_signatures
 from app.core.policy.waivers import INFO, WaiverOutcome, apply_waivers
-from app.core.provenance.signature import SignatureCheck
 from app.core.repo_refs import RepoReference, references_from
 from app.core.report import FileReport
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision, Reason, Verdict, most_severe
 
 Status = Literal["fired", "not-fired", "error", "waived"]

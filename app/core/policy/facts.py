@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.core.findings import Finding, Severity
 from app.core.manifest import Manifest
 from app.core.policy.errors import PolicyError
-from app.core.provenance.signature import DEFAULT_FILE, SignatureCheck, SignerKind, State
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport
+from app.core.signature import DEFAULT_FILE, SignatureCheck, SignerKind, State
 
 
 class _Model(BaseModel):

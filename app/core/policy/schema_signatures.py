@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from app.core.policy.schema_vendors import OrgName
-from app.core.provenance.signature import DEFAULT_FILE, DeclaredIdentity
+from app.core.signature import DEFAULT_FILE, DeclaredIdentity
 
 # A repo-relative path (no leading slash and no `..` segment: checked by SignatureRequirement).
 RepoPath = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\\]{1,200}$")]

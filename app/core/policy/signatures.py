@@ -15,7 +15,7 @@ from app.core.policy.identity import tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Policy, SignatureRequirement, TierName
 from app.core.ports import SignatureStep, Source
-from app.core.provenance.signature import SignatureCheck
+from app.core.signature import SignatureCheck
 from app.core.signature_step import check_source, unlisted_check
 from app.core.verdict import Reason, Verdict, most_severe
 

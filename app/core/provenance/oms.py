@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.provenance.oms_bundle import BundleError, BundleView, certificate_subject, read_bundle
-from app.core.provenance.signature import (
+from app.core.signature import (
     MAX_SIGNATURE_BYTES,
     DeclaredIdentity,
     FileHashes,

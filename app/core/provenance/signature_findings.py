@@ -6,7 +6,7 @@ They inform; the verdict comes from the policy engine (`signature-required`, `si
 from __future__ import annotations
 
 from app.core.findings import Finding, RuleInfo, RuleKind, Severity
-from app.core.provenance.signature import SignatureCheck
+from app.core.signature import SignatureCheck
 
 NAME = "signature"
 VERIFIED, UNVERIFIED, INVALID, MISMATCH = ("signature-verified", "signature-unverified", "signature-invalid",

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from fastapi.testclient import TestClient
 
-from app.core.provenance.signature import SignatureCheck, Signer
+from app.core.signature import SignatureCheck, Signer
 from app.db.session import Store
 from app.server import create_app
 from app.settings import Settings

@@ -10,8 +10,8 @@ import pytest
 
 from app.core import report_json
 from app.core.provenance.oms import check_signature
-from app.core.provenance.signature import MAX_SIGNATURE_BYTES, DeclaredIdentity
 from app.core.report import Report
+from app.core.signature import MAX_SIGNATURE_BYTES, DeclaredIdentity
 from tests.signing_support import build_repo, key_pair, sign_with_key
 
 
@@ -102,7 +102,7 @@ def test_the_text_report_says_what_the_signature_check_found() -> None:
 
     from rich.console import Console
 
-    from app.core.provenance.signature import SignatureCheck, Signer
+    from app.core.signature import SignatureCheck, Signer
     from app.render.text import TextRenderer
 
     doc = {"repo": "a/b", "revision": None, "verdict": "reject", "reasons": [], "policy": {"name": "p"},
