@@ -1,7 +1,7 @@
 """`hfvet checks`: every check hfvet runs; its markdown form is the README's "What hfvet checks" table.
 
 `declared_rules` is the registry of every rule a vet can report (scanners, the pipeline, the store's
-identity check); `--kinds` prints each rule id's kind as app/core/policy/rule_kinds.json keeps it.
+identity check, the signature check); `--kinds` prints each rule id's kind as app/core/policy/rule_kinds.json keeps it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from app.cli.options import command_examples
 from app.core.findings import RuleInfo
 from app.core.pipeline import NAME as PIPELINE
 from app.core.pipeline import PIPELINE_RULES
+from app.core.provenance import signature_findings
 from app.core.scanners import all_scanners
 from app.core.scanners.base import Scanner
 from app.services import identity
@@ -54,7 +55,8 @@ def declared_rules(scanners: tuple[Scanner, ...] | None = None) -> Iterator[tupl
     for scanner in all_scanners() if scanners is None else scanners:
         for rule in scanner.rules:
             yield scanner.name, rule
-    for name, rules in ((PIPELINE, PIPELINE_RULES), (identity.NAME, identity.RULES)):
+    for name, rules in ((PIPELINE, PIPELINE_RULES), (identity.NAME, identity.RULES),
+                        (signature_findings.NAME, signature_findings.RULES)):
         for rule in rules:
             yield name, rule
 

@@ -134,7 +134,8 @@ KIND_MEANINGS: dict[RuleKind, str] = {
     "components, Python in archives).",
     RuleKind.INSTALL: "Code that `pip install` or a runtime's install step runs, or an official installer.",
     RuleKind.REFERENCE: "Another repo or link the repo names.",
-    RuleKind.IDENTITY: "Who publishes the repo: its hub identity changed.",
+    RuleKind.IDENTITY: "Who publishes the repo: its hub identity changed, or its vendor signature does not check "
+    "out (docs/provenance.md).",
     RuleKind.NOTE: "Informational: what was read (headers, chat templates, the load closure, symlinks).",
 }
 

@@ -18,12 +18,14 @@ from app.core.limits import Limits
 from app.core.loaders.loader_map import named_code
 from app.core.manifest import Manifest, ManifestFile
 from app.core.membudget import MemoryBudget, process_budget
-from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source, SourceError
+from app.core.ports import DecideFn, ProgressFn, RepoCheck, SignatureAwareDecide, SignatureStep, Source, SourceError
+from app.core.provenance.signature_findings import signature_findings
 from app.core.readcache import CachingSource
 from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, too_many_references
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import SKIPPED, Corroborating, PeersMode, Preparing, ReadsAs, ScanContext, Scanner
 from app.core.scanners.text_rules.text_lines import decode_text
+from app.core.signature import SignatureCheck
 from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, interim_decision
 
@@ -90,7 +92,10 @@ def vet(
     options: VetOptions = VetOptions(),  # frozen: one shared default is safe
     progress: ProgressFn | None = None,
     repo_checks: Sequence[RepoCheck] = (),
+    signature: SignatureStep | None = None,
 ) -> Report:
+    """Vet ``source``; ``signature`` checks the repo's vendor signature first (``report.signature``), and
+    ``decide`` sees it when it is a ``SignatureAwareDecide`` (the policy engine's is)."""
     started = time.monotonic() if options.started is None else options.started
     limits, workers, peers = options.limits or Limits(), options.workers, options.peers
     memory = options.memory or process_budget(limits)  # shared with every other vet in the process
@@ -99,6 +104,7 @@ def vet(
 
     deadline = started + limits.max_vet_seconds
     code = _named_code(cached, manifest, limits)
+    signed = _check_signature(signature, source, manifest)
 
     def one(file: ManifestFile) -> FileResult:
         if time.monotonic() > deadline:
@@ -115,10 +121,12 @@ def vet(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, manifest.files))
     findings = [f for r in results for f in r.findings] + [f for check in repo_checks for f in check(manifest)]
+    findings += signature_findings(signed)
     references = references_from(findings)
     findings += too_many_references(references, NAME)
     files = [r.report for r in results]
-    decision = decide(manifest, findings, files)
+    decision = decide(manifest, findings, files) if signed is None else _decide_signed(decide, manifest, findings,
+                                                                                      files, signed)
     stats = Stats(len(files), manifest.total_bytes, source.bytes_read, round(time.monotonic() - started, 3))
     return Report(
         repo=manifest.identity.repo_id,
@@ -131,7 +139,26 @@ def vet(
         identity=dict(manifest.identity.facts),
         references=references,
         closure=closure_from(findings),
+        signature=signed,
     )
+
+
+def _check_signature(step: SignatureStep | None, source: Source, manifest: Manifest) -> SignatureCheck | None:
+    """The signature step's check; a step that fails is an ``invalid`` signature, never a pass."""
+    if step is None:
+        return None
+    try:
+        return step(source, manifest)
+    except Exception as exc:  # noqa: BLE001 - fail closed on a bug or a hostile input the check missed
+        return SignatureCheck(state="invalid", problem=f"the signature check failed: {type(exc).__name__}: {exc}")
+
+
+def _decide_signed(decide: DecideFn, manifest: Manifest, findings: list[Finding], files: list[FileReport],
+                   signed: SignatureCheck) -> Decision:
+    """``decide`` with the signature check when it takes one (``make_decide``'s does); others judge findings."""
+    if isinstance(decide, SignatureAwareDecide):
+        return decide.with_signature(manifest, findings, files, signed)
+    return decide(manifest, findings, files)
 
 
 def _named_code(source: Source, manifest: Manifest, limits: Limits) -> Mapping[str, tuple[ClosureItem, ...]]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from app.core.findings import Finding
 from app.core.manifest import Manifest
 from app.core.report import FileReport
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision
 
 
@@ -53,3 +54,16 @@ DecideFn = Callable[[Manifest, list[Finding], list[FileReport]], Decision]
 ProgressFn = Callable[[FileReport, int], None]
 # A check of the repo as a whole (its identity, its manifest), run before the decision.
 RepoCheck = Callable[[Manifest], list[Finding]]
+# The repo's vendor signature, checked before the scans (app.core.signature_step.py): reads only the
+# signature and small non-LFS files through the Source, so its bytes count like any other.
+SignatureStep = Callable[[Source, Manifest], SignatureCheck]
+
+
+@runtime_checkable
+class SignatureAwareDecide(Protocol):
+    """A ``DecideFn`` that also judges the signature check (the policy engine's, ``make_decide``)."""
+
+    def __call__(self, manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision: ...
+
+    def with_signature(self, manifest: Manifest, findings: list[Finding], files: list[FileReport],
+                       signature: SignatureCheck) -> Decision: ...

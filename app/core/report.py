@@ -9,6 +9,7 @@ from app.core.closure import ClosureItem
 from app.core.findings import Finding
 from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
+from app.core.signature import SignatureCheck
 from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, Verdict
 
@@ -49,6 +50,7 @@ class Report:
     identity: dict[str, Any] = field(default_factory=dict)
     references: tuple[RepoReference, ...] = ()  # other repos it loads or tells users to load
     closure: tuple[ClosureItem, ...] = ()  # what each runtime would import, run, install and fetch
+    signature: SignatureCheck | None = None  # the vendor signature check; None: not run (older reports)
 
     @property
     def verdict(self) -> Verdict:

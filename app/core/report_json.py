@@ -14,11 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core import signature as signature_json
 from app.core.closure import ClosureItem, parse_item
 from app.core.findings import Finding, Severity
 from app.core.lineage_facts import Lineage
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport, Report, Stats
+from app.core.signature import SignatureCheck, Signer, SignerKind, State
 from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, PolicyRef, Reason, Verdict
 
@@ -48,6 +50,7 @@ def dump(report: Report) -> dict[str, Any]:
         "references": [dump_reference(r) for r in report.references],
         "closure": [json.loads(item.evidence()) for item in report.closure],
         **({"lineage": report.lineage.model_dump(mode="json")} if report.lineage is not None else {}),
+        **({} if report.signature is None else {"signature": signature_json.to_json(report.signature)}),
     }
 
 
@@ -184,6 +187,30 @@ class _ReferenceDoc(_Doc):
     code: bool = False
 
 
+class _SignerDoc(_Doc):
+    kind: SignerKind
+    identity: str
+    matched: str | None = None
+
+
+class _SignatureDoc(_Doc):
+    file: str
+    state: State
+    signer: _SignerDoc | None = None
+    method: str | None = None
+    problem: str | None = None
+    unsigned: list[str] = Field(default_factory=list)
+    mismatched: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    signed_files: int = Field(default=0, ge=0)
+    bytes_read: int = Field(default=0, ge=0)
+
+    def to_check(self) -> SignatureCheck:
+        signer = None if self.signer is None else Signer(self.signer.kind, self.signer.identity, self.signer.matched)
+        return SignatureCheck(self.file, self.state, signer, self.method, self.problem, tuple(self.unsigned),
+                              tuple(self.mismatched), tuple(self.missing), self.signed_files, self.bytes_read)
+
+
 class _ReportDoc(_Doc):
     repo: str | None = None
     revision: str | None = None
@@ -198,6 +225,7 @@ class _ReportDoc(_Doc):
     references: list[_ReferenceDoc] = Field(default_factory=list)  # absent in reports before it existed
     closure: list[dict[str, Any]] = Field(default_factory=list)  # likewise
     lineage: Lineage | None = None  # only where a store was consulted (app.core.provenance.lineage)
+    signature: _SignatureDoc | None = None  # absent in reports before signatures were checked
 
     def to_report(self) -> Report:
         reasons = tuple(Reason(r.rule, Verdict(r.decision), r.message) for r in self.reasons)
@@ -221,6 +249,7 @@ class _ReportDoc(_Doc):
             identity=dict(self.identity),
             references=tuple(RepoReference(r.repo, r.revision, r.path, r.via, r.code) for r in self.references),
             closure=tuple(item for item in map(_closure_item, self.closure) if item is not None),
+            signature=None if self.signature is None else self.signature.to_check(),
         )
 
 

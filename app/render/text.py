@@ -93,6 +93,9 @@ def _print_header(report: Report, console: Console) -> None:
                   Text(f"  policy: {policy.name}{digest}", style="dim"))
     for reason in report.decision.reasons:
         console.print(Text(f"  - [{reason.decision.value}] {reason.rule}: {reason.message}"))
+    if report.signature is not None:
+        style = {"verified": "green", "invalid": "bold red"}.get(report.signature.state, "dim")
+        console.print(Text.assemble(("signature: ", ""), (report.signature.summary(), style)))
 
 
 def _group_by_file(findings: list[Finding]) -> dict[str, list[Finding]]:

@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING
 
 from app.core.limits import Limits
 from app.core.pipeline import VetOptions, default_decide, vet
-from app.core.ports import DecideFn, ProgressFn, RepoCheck, Source
+from app.core.ports import DecideFn, ProgressFn, RepoCheck, SignatureStep, Source
 from app.core.report import Report
 from app.core.scanners import all_scanners
+from app.core.signature_step import unlisted_check
 from app.errors import InputError
 from app.services.identity import identity_check
-from app.services.policies import decide_for, policy_for
+from app.services.policies import policy_for
 from app.settings import Settings
 from app.sources.local import LocalSource
 
 if TYPE_CHECKING:  # the store's libraries load only when a report is stored (a local scan stores none)
     from app.core.jobs import VetJob
+    from app.core.policy.loader import LoadedPolicy
     from app.db.session import Store
 
 # (number of files, label) -> a context yielding the per-file callback, or None for no progress.
@@ -49,10 +51,12 @@ def scan_local(
     """Vet a downloaded snapshot directory or a single file (``revision``: the commit it claims to be)."""
     if not path.exists():
         raise InputError(f"no such file or directory: {path}")
-    decide = decide_for(policy_path, settings)
+    policy = policy_for(policy_path, settings)
+    decide, signature = _judges(policy)
     limits = limits or default_limits(settings)
     source = LocalSource(path, repo_id=repo_id, revision=revision, limits=limits)
-    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers, settings=settings)
+    return _run(source, repo_id or path.name, decide, limits, progress, settings.scan_workers, settings=settings,
+                signature=signature)
 
 
 def vet_remote(
@@ -87,6 +91,7 @@ def vet_remote(
     hub = HubClient.from_settings(settings).until(budget)
     source = HubSource.open(repo_id, revision, hub=hub)
     decide: DecideFn = default_decide
+    signature: SignatureStep = unlisted_check
     if policy is not None:
         from app.core.policy.engine import make_decide
         from app.services.lineage import StoreLineage
@@ -95,10 +100,14 @@ def vet_remote(
         # The gate's budget: past it references count as not approved (the vet's too-many-references rejects).
         judge = None if store is None else StoreJudge(store, policy, lambda r, rev: resolve_revision(r, rev, hub),
                                                       bounds=Bounds(settings.gate_hub_budget))
+        from app.core.policy.signatures import signature_step
+
         lineage = None if store is None else StoreLineage(store, policy)  # mirror and base facts, recorded
         decide = make_decide(policy, None if judge is None else judge.of((repo_id, source.commit)), lineage)
+        signature = signature_step(policy)
     checks = [identity_check(store, repo_id)] if store is not None else []
-    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings)
+    report = _run(source, repo_id, decide, limits, progress, settings.hub_workers, started, checks, settings,
+                  signature)
     source.fail_if_stalled()  # unread because the hub went silent: no verdict, an error
     return replace(report, identity={**report.identity, "servedBy": source.served_by})
 
@@ -124,12 +133,24 @@ def _run(
     started: float | None = None,
     repo_checks: Sequence[RepoCheck] = (),
     settings: Settings | None = None,
+    signature: SignatureStep = unlisted_check,
 ) -> Report:
     total = len(source.manifest().files)
     with (progress or _no_progress)(total, label) as on_file:
         options = VetOptions(limits=limits, workers=workers, started=started,
                              peers=settings.peers if settings else "auto")
-        return vet(source, all_scanners(), decide=decide, options=options, progress=on_file, repo_checks=repo_checks)
+        return vet(source, all_scanners(), decide=decide, options=options, progress=on_file, repo_checks=repo_checks,
+                   signature=signature)
+
+
+def _judges(policy: LoadedPolicy | None) -> tuple[DecideFn, SignatureStep]:
+    """The decision and the signature step of ``policy`` (None: the interim verdict, no identities)."""
+    if policy is None:
+        return default_decide, unlisted_check
+    from app.core.policy.engine import make_decide  # the policy engine (and its CEL parser): only when one decides
+    from app.core.policy.signatures import signature_step
+
+    return make_decide(policy), signature_step(policy)
 
 
 def _no_progress(_total: int, _label: str) -> AbstractContextManager[ProgressFn | None]:

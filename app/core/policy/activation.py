@@ -11,7 +11,7 @@ from app.core.closure import closure_from
 from app.core.findings import Severity
 from app.core.formats.detect import HOLDS_WEIGHTS, LOADS_THROUGH_PICKLE
 from app.core.policy.cel import Activation, to_plain
-from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact
+from app.core.policy.facts import FindingFact, PolicyFacts, ReferenceFact, SignatureFact
 from app.core.policy.floor import CODE_FORMATS
 from app.core.policy.identity import imitates_org, repo_lookalike_of, tier_of
 from app.core.policy.kinds import kind_of
@@ -99,6 +99,13 @@ VARIABLES: tuple[Variable, ...] = (
              "`unknown`), `tensor_count`, `dtypes`, `base_dtypes`) and `new_files` (paths not byte-identical to "
              "the base's). E.g. a claimed base must check out: "
              "`lineage.base.claimed != null && lineage.base.status == \"shares-nothing\"`."),
+    Variable("signature", "map", "The vendor signature check (docs/provenance.md): `checked` (a check ran), "
+             "`present`, `verified` (signed by an identity of the `signatures` entry covering the repo, every file "
+             "matching its signed sha256), `state` (`absent`, `verified`, `unverified`, `invalid`), `file`, "
+             "`signer` (`kind`: `key`, `certificate` or `sigstore`, `identity` as the signature names it, "
+             "`matched`: the policy identity that verified it; each null when unknown), `method` (`files`, "
+             "`shards`), `problem`, and the paths `unsigned`, `mismatched`, `missing`. E.g. review unsigned "
+             "vendor uploads: `repo.tier == \"vendor-official\" && !signature.present`."),
 )
 
 
@@ -172,8 +179,20 @@ def build_activation(
         "referenced_repos": referenced_repos(findings, facts.reference_status, vendors),
         "closure": [json.loads(item.evidence()) for item in closure_from(findings)],
         "lineage": facts.lineage.plain(),
+        "signature": signature_map(facts.signature),
     }
     return Activation(plain)
+
+
+def signature_map(fact: SignatureFact | None) -> dict[str, Any]:
+    """The `signature` variable: always the same keys (a missing check is `checked: false`, `absent`)."""
+    sig = fact or SignatureFact()
+    signer = sig.signer
+    return {"checked": fact is not None, "present": sig.state != "absent", "verified": sig.state == "verified",
+            "state": sig.state, "file": sig.file, "method": sig.method, "problem": sig.problem,
+            "signer": {"kind": signer.kind if signer else None, "identity": signer.identity if signer else None,
+                       "matched": signer.matched if signer else None},
+            "unsigned": list(sig.unsigned), "mismatched": list(sig.mismatched), "missing": list(sig.missing)}
 
 
 def referenced_repos(findings: list[FindingFact], status: Sequence[ReferenceFact] = (),

@@ -15,10 +15,11 @@ from app.core.findings import KIND_MEANINGS
 from app.core.policy.activation import VARIABLES
 from app.core.policy.cases import Expectation, PolicyCase
 from app.core.policy.docs_vendors import VENDOR_DATA
-from app.core.policy.facts import FileFact, FindingFact, PolicyFacts, RepoFacts
+from app.core.policy.facts import FileFact, FindingFact, PolicyFacts, RepoFacts, SignatureFact, SignerFact
 from app.core.policy.floor import CODE_FORMATS
 from app.core.policy.kinds import rule_kinds
 from app.core.policy.schema import RESERVED_RULE_IDS, Defaults, FindingMatch, Identity, Policy, Rule, Tiers, Waiver
+from app.core.policy.schema_signatures import CertificateSigner, SignatureRequirement, SignedBy, SigstoreSigner
 
 _INTRO = """\
 # Trust policies
@@ -121,6 +122,14 @@ verdict records the policy's name and sha256.
    `approve` rule on probe facts (a third-party repo with a critical finding, an unscanned
    pickle, an unscanned executable, an executable binary) and names the rules that fire.
 
+7. Vendor signatures (`signatures`, docs/provenance.md): a repo the first covering entry names must ship
+   its signature file signed by one of the entry's `signed_by` identities, matching every file at
+   the commit by sha256, or it is rejected (`signature-required`), whatever the rules say. A
+   signature that is present but does not check out (unreadable, not model-signing v1.0, by none of
+   the listed identities, not matching the files) makes any other repo at least **review**
+   (`signature-invalid`; unsafe policies are exempt). A verified signature adds no reason: it is
+   the `signature` variable, and never approves by itself.
+
 Informational reasons (`waiver`, `waiver-expired`, `unsafe-policy`) carry the decision
 `approve` so they never raise the verdict. Reserved reason ids, which rules may not use:
 {reserved}.
@@ -177,9 +186,10 @@ shipped ones and the closest. Output piped or redirected is not cut at 80 column
 """
 
 _PLAIN: dict[Any, str] = {str: "string", int: "int", bool: "bool", Any: "any", date: "date (YYYY-MM-DD)"}
-_MODELS: tuple[type[BaseModel], ...] = (Policy, Tiers, Identity, Rule, Defaults, Waiver, FindingMatch)
+_MODELS: tuple[type[BaseModel], ...] = (Policy, Tiers, Identity, Rule, Defaults, Waiver, FindingMatch,
+                                        SignatureRequirement, SignedBy, CertificateSigner, SigstoreSigner)
 _CASE_MODELS: tuple[type[BaseModel], ...] = (PolicyCase, Expectation, PolicyFacts, RepoFacts, FileFact,
-                                             FindingFact)
+                                             FindingFact, SignatureFact, SignerFact)
 
 
 def render_policy_docs() -> str:

@@ -27,10 +27,11 @@ from app.core.policy.floor import apply_floor
 from app.core.policy.identity import repo_lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Rule, TierName
+from app.core.policy.signatures import apply_signatures
 from app.core.policy.waivers import INFO, WaiverOutcome, apply_waivers
-from app.core.ports import DecideFn
 from app.core.repo_refs import RepoReference, references_from
 from app.core.report import FileReport
+from app.core.signature import SignatureCheck
 from app.core.verdict import Decision, Reason, Verdict, most_severe
 
 Status = Literal["fired", "not-fired", "error", "waived"]
@@ -60,16 +61,28 @@ def evaluate(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = N
 
 
 def make_decide(policy: LoadedPolicy, judge: ReferenceJudge | None = None,
-                lineage: LineageJudge | None = None) -> DecideFn:
+                lineage: LineageJudge | None = None) -> PolicyDecide:
     """The pipeline's `decide=` hook for this policy; ``judge`` says which referenced repos the store approves,
     ``lineage`` what the store says of the commit's lineage (recorded in the decision, so in the report)."""
+    return PolicyDecide(policy, judge, lineage)
 
-    def decide(manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
-        seen = lineage(manifest, findings, files) if lineage is not None else None
-        facts = facts_from(manifest, findings, files, lineage=seen)
-        return evaluate_referencing(policy, facts, references_from(findings), judge)
 
-    return decide
+@dataclass(frozen=True)
+class PolicyDecide:
+    """A ``DecideFn`` that also judges the vet's signature check (``SignatureAwareDecide``)."""
+
+    policy: LoadedPolicy
+    judge: ReferenceJudge | None = None
+    lineage: LineageJudge | None = None
+
+    def __call__(self, manifest: Manifest, findings: list[Finding], files: list[FileReport]) -> Decision:
+        return self.with_signature(manifest, findings, files, None)
+
+    def with_signature(self, manifest: Manifest, findings: list[Finding], files: list[FileReport],
+                       signature: SignatureCheck | None) -> Decision:
+        seen = self.lineage(manifest, findings, files) if self.lineage is not None else None
+        facts = facts_from(manifest, findings, files, lineage=seen, signature=signature)
+        return evaluate_referencing(self.policy, facts, references_from(findings), self.judge)
 
 
 def evaluate_referencing(policy: LoadedPolicy, facts: PolicyFacts, references: Sequence[RepoReference],
@@ -143,6 +156,7 @@ def explain(policy: LoadedPolicy, facts: PolicyFacts, *, today: date | None = No
     if not policy.model.unsafe:
         verdict, reasons = apply_floor(facts, waivers.findings, waivers.waived, (verdict, reasons),
                                        model.installers)
+    verdict, reasons = apply_signatures(model, facts, tier, (verdict, reasons))
     decision = Decision(verdict, (*reasons, *waivers.reasons), policy.ref,
                         facts.lineage if facts.lineage.checked else None)
     return Evaluation(decision, tier, imitated, results, tuple(waivers.waived))

@@ -17,6 +17,7 @@ from app.core.manifest import Manifest
 from app.core.policy.errors import PolicyError
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport
+from app.core.signature import DEFAULT_FILE, SignatureCheck, SignerKind, State
 
 
 class _Model(BaseModel):
@@ -69,6 +70,34 @@ class ReferenceFact(_Model):
     approved: bool = Field(False, description="That commit is approved under the policy (the gate's own rule).")
 
 
+class SignerFact(_Model):
+    kind: SignerKind = Field(description="`key`, `certificate` or `sigstore`.")
+    identity: str = Field(description="As the signature names it: `sha256:<key hint>`, a certificate's subject.")
+    matched: str | None = Field(None, description="The policy identity that verified it, e.g. `key sha256:...`.")
+
+
+class SignatureFact(_Model):
+    """The vendor signature check a vet recorded (the report's `signature`)."""
+
+    file: str = Field(DEFAULT_FILE, description="The signature file looked for.")
+    state: State = Field("absent", description="`absent`, `verified`, `unverified` or `invalid` (docs/provenance.md).")
+    signer: SignerFact | None = Field(None, description="Who the signature names (null when unreadable or absent).")
+    method: str | None = Field(None, description="The signed manifest's serialization, `files` or `shards`.")
+    problem: str | None = Field(None, description="Why it is not verified.")
+    unsigned: list[str] = Field(default_factory=list, description="Files the signature does not cover.")
+    mismatched: list[str] = Field(default_factory=list, description="Files whose sha256 differs from the signed one.")
+    missing: list[str] = Field(default_factory=list, description="Signed files this commit does not hold.")
+    signed_files: int = Field(0, description="Files the signature covers.")
+
+    @classmethod
+    def of(cls, check: SignatureCheck) -> SignatureFact:
+        signer = None if check.signer is None else SignerFact(kind=check.signer.kind, identity=check.signer.identity,
+                                                              matched=check.signer.matched)
+        return cls(file=check.file, state=check.state, signer=signer, method=check.method, problem=check.problem,
+                   unsigned=list(check.unsigned), mismatched=list(check.mismatched), missing=list(check.missing),
+                   signed_files=check.signed_files)
+
+
 class PolicyFacts(_Model):
     repo: RepoFacts = Field(default_factory=RepoFacts, description="Who published it.")
     files: list[FileFact] = Field(default_factory=list, description="Every file of the revision.")
@@ -78,6 +107,8 @@ class PolicyFacts(_Model):
         "counts as not vetted and not approved (fail closed: plain `hfvet scan` consults no store).")
     lineage: Lineage = Field(default_factory=Lineage, description="Mirror and base-model facts the store gave "
                              "(app.core.provenance.lineage); unchecked without a store.")
+    signature: SignatureFact | None = Field(
+        None, description="The vendor signature check; null when none ran (a requirement then is not met).")
 
 
 # (the references a vet found) -> the store's judgement of each; handed to make_decide by the service.
@@ -87,7 +118,8 @@ LineageJudge = Callable[[Manifest, Sequence[Finding], Sequence[FileReport]], Lin
 
 
 def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport],
-               reference_status: Sequence[ReferenceFact] = (), lineage: Lineage | None = None) -> PolicyFacts:
+               reference_status: Sequence[ReferenceFact] = (), lineage: Lineage | None = None,
+               signature: SignatureCheck | None = None) -> PolicyFacts:
     identity = manifest.identity
     return PolicyFacts(
         repo=RepoFacts(id=identity.repo_id, revision=identity.revision, facts=dict(identity.facts)),
@@ -98,6 +130,7 @@ def facts_from(manifest: Manifest, findings: Sequence[Finding], files: Sequence[
                   for f in findings],
         reference_status=list(reference_status),
         lineage=lineage or Lineage(),
+        signature=None if signature is None else SignatureFact.of(signature),
     )
 
 
@@ -115,6 +148,7 @@ def facts_from_report_dict(report: Mapping[str, Any], source: str = "<report>") 
             "files": [_file_entry(f) for f in report["files"]],
             "findings": [_pick(f, FindingFact) for f in report["findings"]],
             "lineage": report.get("lineage") or {},  # as recorded at the vet: a replay sees what the vet saw
+            "signature": _signature_entry(report.get("signature")),
         })
     except (ValidationError, TypeError, AttributeError) as exc:
         raise PolicyError.single(source, None, f"malformed report: {exc}") from exc
@@ -125,6 +159,15 @@ def _file_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(entry, Mapping) or "scanned" not in entry:
         raise TypeError(f"a `files` entry without `scanned`: {str(entry)[:80]}")
     return _pick(entry, FileFact)
+
+
+def _signature_entry(entry: Any) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    picked = _pick(entry, SignatureFact)
+    if isinstance(picked.get("signer"), Mapping):
+        picked["signer"] = _pick(picked["signer"], SignerFact)
+    return picked
 
 
 def _pick(entry: Mapping[str, Any], model: type[_Model]) -> dict[str, Any]:

@@ -74,7 +74,7 @@ def policy_sha256(model: Policy) -> str:
     """
     dumped = model.model_dump(mode="json", by_alias=True)
     # Optional sections added later: a policy without them hashes as it did before they existed.
-    for section in ("sources", "identities", "installers"):
+    for section in ("sources", "identities", "installers", "signatures"):
         if not dumped[section]:
             del dumped[section]
     if not dumped["tiers"]["distinct"]:

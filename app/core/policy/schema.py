@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from app.core.ids import COMMIT_HEX
 from app.core.policy.cel import canonical_cel, compile_cel
+from app.core.policy.schema_signatures import SignatureRequirement
 from app.core.policy.schema_vendors import (
     Identity,
     OrgName,
@@ -22,7 +23,7 @@ from app.core.policy.schema_vendors import (
     sorted_patterns,
 )
 
-__all__ = ["Identity", "OrgName", "SourcePattern"]
+__all__ = ["Identity", "OrgName", "SignatureRequirement", "SourcePattern"]
 
 DecisionName = Literal["approve", "review", "reject"]
 TierName = Literal["vendor-official", "trusted", "third-party"]
@@ -36,7 +37,8 @@ Text = Annotated[str, StringConstraints(min_length=1)]
 
 # Reason ids the engine itself emits; a policy rule may not take them.
 RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
-                               "unsafe-policy", "waiver", "waiver-expired"})
+                               "signature-invalid", "signature-required", "unsafe-policy", "waiver",
+                               "waiver-expired"})
 
 
 class _Model(BaseModel):
@@ -190,6 +192,14 @@ class Policy(_Model):
         "globs (on a shared host such as github.com, with a literal owner). A `download-and-execute` finding "
         "whose `source` matches one has `f.installer` set to the tool, and the floor does not count it as "
         "critical.",
+    )
+
+    signatures: list[SignatureRequirement] = Field(
+        default_factory=list,
+        description="Vendor signatures (OpenSSF model signing, `model.sig`) a tier's or an org's repos must carry, "
+        "checked against the Hub's hashes before download. The first entry covering a repo applies. A repo it "
+        "covers whose signature is absent, by none of `signed_by`, or not matching every file is rejected "
+        "(reason `signature-required`); a verified signature never approves by itself (docs/provenance.md).",
     )
 
     @field_validator("description")
