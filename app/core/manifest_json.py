@@ -9,7 +9,7 @@ fetched byte against what it returns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
@@ -71,6 +71,12 @@ def load(doc: Sequence[object], *, reserved: PurePosixPath | None = None) -> tup
 def declared_bytes(doc: ManifestDoc) -> int:
     """The sizes a stored manifest declares, summed as given (before ``load`` checks them)."""
     return sum(int(f.get("size") or 0) for f in doc)
+
+
+def recorded_hashes(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(sha256, git blob id) as a stored entry records them (a manifest's, or a report's files[]), unchecked."""
+    sha256, blob_id = entry.get("sha256"), entry.get("blob_id")
+    return (str(sha256) if sha256 else None), (str(blob_id) if blob_id else None)
 
 
 def _size(path: str, size: object) -> int:

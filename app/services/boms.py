@@ -61,7 +61,7 @@ def newest_commit(store: Store, policy: LoadedPolicy, repo: str) -> str | None:
 
 
 def context(stored: StoredReport, policy: LoadedPolicy) -> BomContext:
-    decided = stored.decided_at if stored.decided_at.tzinfo else stored.decided_at.replace(tzinfo=UTC)
+    decided = stored.decided_at  # aware: the store reads every time back in UTC (db.base.UTCDateTime)
     same = policy.sha256 == stored.policy_sha256  # its rules are the ones that decided
     rules = tuple(PolicyRule(r.id, r.description, r.when, r.decision) for r in policy.model.rules) if same else ()
     org = stored.repo_id.partition("/")[0]

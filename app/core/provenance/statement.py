@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+from app.core.manifest_json import recorded_hashes
+
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VSA_TYPE = "https://slsa.dev/verification_summary/v1"
 REVIEW_TYPE = "urn:hfvet:review/v1"
@@ -71,14 +73,15 @@ def resource_uri(repo: str, sha: str) -> str:
 
 
 def timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC to the second (a naive time is taken as UTC, as the store keeps them)."""
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 in UTC to the second."""
+    if moment.tzinfo is None:  # the store's times are aware (db.base.UTCDateTime): a naive one is a bug
+        raise ValueError(f"a naive time cannot be stated in UTC: {moment.isoformat()}")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def subject_digest(file: Mapping[str, Any]) -> dict[str, str]:
     """A file's digest set: its sha256 when known, else its git blob id (in-toto's ``gitBlob``)."""
-    sha256, blob_id = file.get("sha256"), file.get("blob_id")
+    sha256, blob_id = recorded_hashes(file)
     if sha256:
         return {"sha256": str(sha256).lower()}
     if blob_id:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.core.provenance.envelope import AttestationRefused, open_envelope
@@ -110,7 +110,7 @@ def _verdict_and_time(kind: str, predicate: dict[str, Any]) -> tuple[str, str]:
 def _check_key(predicate: dict[str, Any], when: str, key_expires: date | None) -> None:
     """Refused when signed at or after the key's end: the statement's own, or the one the verifier gives."""
     try:
-        signed = datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        signed = datetime.strptime(when, "%Y-%m-%dT%H:%M:%S%z")
     except ValueError:
         raise AttestationRefused("garbled", f"the statement's time {when[:40]!r} is not RFC 3339 UTC") from None
     detail = predicate.get("hfvet")

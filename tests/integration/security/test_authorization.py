@@ -43,6 +43,10 @@ MATRIX: dict[tuple[str, str], dict[str | None, int]] = {
     ("GET", "/repos"): OPEN,
     ("GET", "/repos/{org}/{name}"): OPEN,
     ("GET", "/policy"): OPEN,
+    ("GET", "/bom/{org}/{name}/{commit}"): OPEN,
+    # This server has no signing key (HFVET_ATTESTATION_KEY): both answer 404, to every principal alike.
+    ("GET", "/attestations/{org}/{name}/{commit}"): {p: 404 for p in PRINCIPALS},
+    ("GET", "/attestations/key"): {p: 404 for p in PRINCIPALS},
     ("POST", "/reviews"): REVIEW,
     ("POST", "/webhooks/huggingface"): WEBHOOK,
     ("GET", "/healthz"): OPEN,
@@ -56,6 +60,7 @@ MATRIX: dict[tuple[str, str], dict[str | None, int]] = {
     ("GET", "/ui/repos/{org}/{name}"): OPEN,
     ("GET", "/ui/repos/{org}/{name}/diff"): OPEN,
     ("GET", "/ui/repos/{org}/{name}/reports/{report_id}.{kind}"): OPEN,
+    ("GET", "/ui/repos/{org}/{name}/bom/{commit}.cdx.json"): OPEN,
     ("GET", "/ui/reviews"): OPEN,
     ("GET", "/ui/static"): OPEN,
     ("GET", "/ui/vet"): OPEN,
@@ -77,6 +82,9 @@ READ_AUTH_REFUSED = {
     ("GET", "/repos"),
     ("GET", "/repos/{org}/{name}"),
     ("GET", "/policy"),
+    ("GET", "/bom/{org}/{name}/{commit}"),
+    ("GET", "/attestations/{org}/{name}/{commit}"),
+    ("GET", "/attestations/key"),
 }
 READ_AUTH_REFUSED |= {("POST", "/ui/{rest:path}")}  # a form post to no page: log in first
 # ... and the dashboard's pages send a visitor without a session to the login form (303).
@@ -112,6 +120,9 @@ def request(s: Served, vetted: Vetted, method: str, path: str, role: str | None)
         ("GET", "/vet/{job_id}"): {"url": f"/vet/{s.job_id}"},
         ("GET", "/gate"): {"params": {"repo": APPROVE_REPO, "revision": vetted.approve.revision}},
         ("GET", "/repos/{org}/{name}"): {"url": f"/repos/{APPROVE_REPO}"},
+        ("GET", "/bom/{org}/{name}/{commit}"): {"url": f"/bom/{APPROVE_REPO}/{vetted.approve.revision}"},
+        ("GET", "/attestations/{org}/{name}/{commit}"): {
+            "url": f"/attestations/{APPROVE_REPO}/{vetted.approve.revision}"},
         ("POST", "/reviews"): {
             "json": {
                 "repo": REVIEW_REPO,
@@ -135,6 +146,8 @@ def _page_request(s: Served, vetted: Vetted, method: str, path: str) -> Any:
         ("GET", "/ui/repos/{org}/{name}/diff"): {"url": f"/ui/repos/{APPROVE_REPO}/diff"},
         ("GET", "/ui/repos/{org}/{name}/reports/{report_id}.{kind}"): {
             "url": f"/ui/repos/{APPROVE_REPO}/reports/3.json"},
+        ("GET", "/ui/repos/{org}/{name}/bom/{commit}.cdx.json"): {
+            "url": f"/ui/repos/{APPROVE_REPO}/bom/{vetted.approve.revision}.cdx.json"},
         ("GET", "/ui/vet/{job_id}"): {"url": f"/ui/vet/{s.job_id}"},
         ("GET", "/ui/vet/{job_id}/status"): {"url": f"/ui/vet/{s.job_id}/status"},
         ("GET", "/ui/static"): {"url": "/ui/static/app.js"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -93,9 +93,12 @@ def test_the_same_stored_report_gives_the_same_statement_bytes(key: SigningKey) 
     one = canonical(verdict_statement(document(), decided_at=DECIDED, hfvet_version="0.1.0", key=key.validity))
     reordered = document()
     reordered["files"].reverse()
-    two = canonical(verdict_statement(reordered, decided_at=DECIDED.replace(tzinfo=None), hfvet_version="0.1.0",
-                                      key=key.validity))
+    elsewhere = DECIDED.astimezone(timezone(timedelta(hours=2)))  # the same instant, read in another zone
+    two = canonical(verdict_statement(reordered, decided_at=elsewhere, hfvet_version="0.1.0", key=key.validity))
     assert one == two
+    with pytest.raises(ValueError, match="naive time"):  # the store's times are aware: a naive one is a bug
+        verdict_statement(document(), decided_at=DECIDED.replace(tzinfo=None), hfvet_version="0.1.0",
+                          key=key.validity)
 
 
 def test_round_trip(key: SigningKey) -> None:
