@@ -195,10 +195,12 @@ def is_loopback(host: str) -> bool:
 
 def _attestation_key_usable(settings: Settings) -> None:
     """HFVET_ATTESTATION_KEY, when set, can sign: else one line naming it (not a failed startup)."""
-    if settings.attestation_key is not None:
+    if settings.attestation_key is not None or settings.attestation_key_expires is not None:
+        from app.cli.keycheck import warn_if_key_exposed
         from app.services.signing_keys import configured_key
 
         configured_key(settings)
+        warn_if_key_exposed(settings)
 
 
 def _blob_cache_usable(settings: Settings) -> None:

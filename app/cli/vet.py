@@ -185,9 +185,12 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
 
 
 def _open_store(settings: Settings) -> Store:
+    from app.cli.keycheck import warn_if_key_exposed
     from app.services.store import open_store  # the database libraries: only when a report is stored
 
-    return open_store(settings, signing=True)
+    store = open_store(settings, signing=True)
+    warn_if_key_exposed(settings)
+    return store
 
 
 def _actor() -> str:
