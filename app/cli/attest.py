@@ -36,8 +36,9 @@ def keys_create(
 
     made = exit_codes.guard(lambda: create_key(out))
     err = console(stderr=True)
-    err.print(Text(f"private key: {made.private} (keep it secret; HFVET_ATTESTATION_KEY={made.private})"))
-    err.print(Text(f"public key:  {made.public} (publish it; `hfvet verify --key {made.public}`)"))
+    private, public = made.private.absolute(), made.public.absolute()  # the setting works from any folder
+    err.print(Text(f"private key: {private} (keep it secret; HFVET_ATTESTATION_KEY={private})"))
+    err.print(Text(f"public key:  {public} (publish it; `hfvet verify --key {public}`)"))
     sys.stdout.write(made.key_id + "\n")
 
 

@@ -299,6 +299,17 @@ def test_a_key_of_the_wrong_half_is_named_by_the_flag_used(world: World) -> None
     assert "HFVET_ATTESTATION_KEY" not in err and len(err.splitlines()) == 1
 
 
+def test_vet_says_it_attested_and_keys_create_prints_an_absolute_path(world: World, monkeypatch: pytest.MonkeyPatch,
+                                                                      ) -> None:
+    code, _, err = world.run("vet", NVIDIA)
+    assert code == 0 and "attested (key " in err
+    code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY="")
+    assert code == 0 and "attested" not in err
+    monkeypatch.chdir(world.tmp)
+    code, _, err = world.run("keys", "create", "--out", "relative")
+    assert code == 0 and f"HFVET_ATTESTATION_KEY={world.tmp / 'relative' / 'hfvet-attestation.key'}" in err
+
+
 def test_key_settings_are_checked_at_start(world: World) -> None:
     private = Path(world.env["HFVET_ATTESTATION_KEY"])
     private.chmod(0o644)
