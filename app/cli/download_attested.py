@@ -16,6 +16,7 @@ from app.core.manifest_json import ManifestDoc
 
 if TYPE_CHECKING:
     from app.core.provenance.verify import Verified
+    from app.services.attested import Missing
 
 
 def require_attested(key: Path, repo: str, sha: str, files: ManifestDoc, server: str | None,
@@ -24,7 +25,7 @@ def require_attested(key: Path, repo: str, sha: str, files: ManifestDoc, server:
     from app.core.provenance.envelope import AttestationRefused
     from app.services.attested import approved_by_attestation, load_public_key
 
-    public = exit_codes.guard(lambda: load_public_key(key))
+    public = exit_codes.guard(lambda: load_public_key(key, "--require-attestation"))
     fetch = (lambda kind: _from_server(server, token, repo, sha, kind)) if server else (
         lambda kind: _from_store(repo, sha, kind))
     try:
@@ -47,29 +48,31 @@ def _refuse(message: str) -> NoReturn:
     raise typer.Exit(exit_codes.EXIT_FAILED)
 
 
-def _from_server(server: str | None, token: str | None, repo: str, sha: str, kind: str) -> str | None:
+def _from_server(server: str | None, token: str | None, repo: str, sha: str, kind: str) -> str | Missing:
     import json
 
     from app.cli.client import Client, ServerError
+    from app.services.attested import Missing
 
     client = Client(server or "", token)
     reply = client.get(f"/attestations/{quote(repo)}/{sha}", {"kind": kind})
+    error = reply.body.get("error") if reply.status != 200 else None
+    error = error if isinstance(error, dict) else {}
     if reply.status == 404:
-        return None
+        return Missing(str(error.get("message") or f"no {kind} attestation of {repo}@{sha}")[:300])
     if reply.status != 200:
-        error = reply.body.get("error")
-        error = error if isinstance(error, dict) else {}
         raise ServerError(f"the hfvet server at {client.shown} answered {reply.status} for the {kind} attestation "
                           f"of {repo}@{sha[:12]}: {str(error.get('message') or reply.body)[:200]}")
     return json.dumps(reply.body)
 
 
-def _from_store(repo: str, sha: str, kind: str) -> str | None:
+def _from_store(repo: str, sha: str, kind: str) -> str | Missing:
     from app.services.attestations import NoAttestation, newest_envelope
+    from app.services.attested import Missing
     from app.services.store import open_store
     from app.settings import Settings
 
     try:
         return newest_envelope(open_store(Settings()), repo, sha, kind).envelope
-    except NoAttestation:
-        return None
+    except NoAttestation as exc:
+        return Missing(str(exc))

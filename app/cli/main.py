@@ -42,8 +42,8 @@ COMMANDS: dict[str, CommandRef] = {
                            "vetted files, each checked against the approved hashes."),
     "bom": CommandRef("app.cli.bom", "bom_cmd", "Print the CycloneDX 1.6 ML-BOM of a vetted commit: files and "
                       "hashes, references, policy and verdict."),
-    "attest": CommandRef("app.cli.attest", "attest_cmd", "Sign a local store's verdicts of a repo that have no "
-                         "attestation yet, and print a commit's envelope."),
+    "attest": CommandRef("app.cli.attest", "attest_cmd", "Sign a local store's verdicts and reviews of a repo "
+                         "that have no attestation yet; print a commit's envelope."),
     "verify": CommandRef("app.cli.verify", "verify_cmd", "Verify an attestation offline: its signature by --key, "
                          "its statement, and what you ask of it."),
     "keys": CommandRef("app.cli.attest", "keys_app", "The ed25519 key that signs verdict attestations "

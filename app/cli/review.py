@@ -80,12 +80,14 @@ def _via_server(url: str, token: str | None, body: dict[str, str]) -> None:
 
 
 def _local(settings: Settings, repo: str, revision: str, decision: str, reason: str) -> None:
+    from app.cli.keycheck import warn_if_key_exposed
     from app.services.policies import active_policy
     from app.services.reviews import ReviewRefused, ReviewRequest, submit_review
     from app.services.store import open_store
 
     policy = exit_codes.guard(lambda: active_policy(settings))
     store = exit_codes.guard(lambda: open_store(settings, signing=True))
+    warn_if_key_exposed(settings)
     request = ReviewRequest(repo, revision, decision, reason, local_actor(), "admin")
     try:
         result = submit_review(store, policy, request)

@@ -92,7 +92,7 @@ def serve(
     # traceback of a failed startup and uvicorn's exit 3.
     has_tokens = exit_codes.guard(lambda: _has_tokens(settings))
     exit_codes.guard(lambda: _blob_cache_usable(settings))
-    exit_codes.guard(lambda: _attestation_key_usable(settings))
+    signs = exit_codes.guard(lambda: _attestation_key_usable(settings))
     if hub_port is not None and hub_port == port and port != 0:
         exit_codes.fail(f"--hub-port {hub_port} is --port too: give the Hub endpoint a port of its own, or "
                         "leave --hub-port out (the endpoint is always at /hub on --port)")
@@ -109,7 +109,7 @@ def serve(
             hub_port = sockets[1].getsockname()[1]
         sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
         api = create_app(settings, hub_port=hub_port)
-        for line in startup_lines(settings, host, port, hub_port):
+        for line in startup_lines(settings, host, port, hub_port, signs=signs):
             typer.echo(line, err=True)
         run_until_stopped(api, sockets=sockets, host=host, port=port, log_level="info", access_log=access_log,
                           http=header_limited(settings.max_header_bytes, settings.max_headers),
@@ -117,9 +117,10 @@ def serve(
                           timeout_graceful_shutdown=settings.shutdown_timeout)
 
 
-def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None = None) -> list[str]:
-    """What this server uses and where to find it: the hub, the store (password masked), the dashboard, and
-    the Hub endpoint clients point HF_ENDPOINT at."""
+def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None = None,
+                  signs: str | None = None) -> list[str]:
+    """What this server uses and where to find it: the hub, the store (password masked), the dashboard, the
+    Hub endpoint clients point HF_ENDPOINT at, and whether it signs attestations (``signs``: the key id)."""
     from app.redact import mask_url
     from app.sources.hub import endpoint_of
 
@@ -130,6 +131,9 @@ def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None
     return [f"hfvet serve: hub {hub} ({hub_from})",
             f"hfvet serve: store {mask_url(settings.store_url())} (HFVET_DATABASE_URL)",
             f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)",
+            f"hfvet serve: attestations signed with key {signs[:16]} (HFVET_ATTESTATION_KEY; public key at "
+            f"{origin}/attestations/key)" if signs else
+            "hfvet serve: attestations: none signed (HFVET_ATTESTATION_KEY unset; docs/provenance.md)",
             f"hfvet serve: Hub endpoint HF_ENDPOINT={origin}/hub"
             + ("" if hub_port is None else f" or HF_ENDPOINT={origin.rsplit(':', 1)[0]}:{hub_port}")
             + " (docs/endpoint.md)",
@@ -193,12 +197,16 @@ def is_loopback(host: str) -> bool:
         return False  # a name other than localhost may resolve anywhere
 
 
-def _attestation_key_usable(settings: Settings) -> None:
-    """HFVET_ATTESTATION_KEY, when set, can sign: else one line naming it (not a failed startup)."""
-    if settings.attestation_key is not None:
-        from app.services.signing_keys import configured_key
+def _attestation_key_usable(settings: Settings) -> str | None:
+    """HFVET_ATTESTATION_KEY, when set, can sign: its key id; else one line naming it (not a failed startup)."""
+    if settings.attestation_key is None and settings.attestation_key_expires is None:
+        return None
+    from app.cli.keycheck import warn_if_key_exposed
+    from app.services.signing_keys import configured_key
 
-        configured_key(settings)
+    key = configured_key(settings)
+    warn_if_key_exposed(settings)
+    return None if key is None else key.key_id
 
 
 def _blob_cache_usable(settings: Settings) -> None:

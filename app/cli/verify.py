@@ -41,9 +41,11 @@ def verify_cmd(
     Refused (exit 1, the reason on stderr): a bad signature, another key, truncated or garbled JSON, a wrong
     payloadType or statement/predicate type, a statement signed on or after the key's expiry (the one it
     carries, or --key-expires), another repo or commit than --repo/--revision, files in --files that are not
-    exactly the subjects (each by sha256 or git blob id), or, with --require-approve, no approval.
+    exactly the subjects (each by sha256 or git blob id; a link to a regular file counts as its target, so a
+    hub cache snapshot verifies; a dangling link is refused), or, with --require-approve, no approval.
 
-    Exit 0 prints one line: the verdict, the repo and commit, the file count, the key id and the time.
+    Exit 0 prints one line: the verdict, the repo and commit, the file count, the key id and the time it
+    was verified (reviewed), which the statement says; refusal codes: docs/provenance.md.
     Exit 2: a usage error (no such file, not a public key, a bad date or commit).
     """
     from app.core.provenance.envelope import AttestationRefused

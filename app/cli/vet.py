@@ -117,12 +117,17 @@ def vet(
             store=store,
         )
     )
+    attested = None
     if store is not None:
         exit_codes.guard(lambda: record(store, report, requested_revision=revision, actor=_actor()))
+        attested = _signed_by(store)
         if with_references:
             _vet_references(report, settings, store, policy, limits)
         store.close()
     emit(report, fmt, show_info)
+    if attested and fmt == OutputFormat.text:
+        typer.echo(f"attested (key {attested[:16]}): `hfvet attest {report.repo} --revision {report.revision}` "
+                   "prints the signed verdict", err=True)
     raise typer.Exit(exit_codes.for_verdict(report.verdict))
 
 
@@ -185,9 +190,20 @@ def _with_hub(settings: Settings, endpoint: str | None, token: str | None) -> Se
 
 
 def _open_store(settings: Settings) -> Store:
+    from app.cli.keycheck import warn_if_key_exposed
     from app.services.store import open_store  # the database libraries: only when a report is stored
 
-    return open_store(settings, signing=True)
+    store = open_store(settings, signing=True)
+    warn_if_key_exposed(settings)
+    return store
+
+
+def _signed_by(store: Store) -> str | None:
+    """The id of the key that signed what was just stored (None: no key, or it expired and signed nothing)."""
+    from datetime import UTC, datetime
+
+    signer = store.signer
+    return None if signer is None or signer.expired_on(datetime.now(UTC).date()) else signer.key_id
 
 
 def _actor() -> str:

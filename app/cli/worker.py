@@ -68,6 +68,7 @@ def worker(
 def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
     """The procrastinate app with hfvet's tasks, on the store the API replicas use."""
     from app.api import metrics
+    from app.cli.keycheck import warn_if_key_exposed
     from app.core.scanners import all_scanners
     from app.jobs.connection import working_app
     from app.jobs.tasks import register
@@ -79,6 +80,7 @@ def _prepare(settings: Settings) -> tuple[procrastinate.App, Store]:
     policy = active_policy(settings)  # a bad policy stops the worker before it takes a job
     app = working_app(settings.store_url())
     store = open_store(settings, signing=True)
+    warn_if_key_exposed(settings)
 
     vet = job_vet(settings, store)
     register(app, store=store, vet=metrics.observed(vet), policy=policy, resolve=hub_resolver(settings),

@@ -117,6 +117,17 @@ def unattested_reports(session: Session, repo_id: str, sha: str | None = None) -
     return list(session.execute(query.order_by(ReportRow.decided_at, ReportRow.id)).scalars())
 
 
+def unattested_reviews(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
+    """The ids of ``repo_id``'s stored reviews (at ``sha``, when given) with no review attestation, oldest first."""
+    signed = select(AttestationRow.review_pk).where(AttestationRow.kind == "review",
+                                                    AttestationRow.review_pk.is_not(None))
+    query = (reports_of(ReviewRow.id).join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
+             .where(RepoRow.repo_id == repo_id, ReviewRow.id.not_in(signed)))
+    if sha is not None:
+        query = query.where(RevisionRow.sha == sha)
+    return list(session.execute(query.order_by(ReviewRow.at, ReviewRow.id)).scalars())
+
+
 def _usable(signer: SigningKey | None) -> SigningKey | None:
     """``signer``, unless there is none or it expired (then nothing is signed, and the log says why)."""
     if signer is not None and signer.expired_on(datetime.now(UTC).date()):

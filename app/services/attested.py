@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -22,25 +23,38 @@ from app.errors import HfvetError
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-FetchEnvelope = Callable[[str], str | None]  # kind (verdict | review) -> the envelope's JSON text, None if none
+FetchEnvelope = Callable[[str], "str | Missing"]  # kind (verdict | review) -> the envelope's JSON text, or why none
 # huggingface_hub's bookkeeping in a download folder (app.services.downloads.CLIENT_BOOKKEEPING; not imported:
 # `hfvet verify` stays without the gate's modules)
 CLIENT_BOOKKEEPING = PurePosixPath(".cache/huggingface")
 _CHUNK = 1 << 20
 
 
+@dataclass(frozen=True)
+class Missing:
+    """No envelope of that kind: why, as the server or the store says (with what would sign one)."""
+
+    why: str
+
+
 class PublicKeyError(HfvetError):
     """The public key given to verify with cannot be used."""
 
 
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """An ed25519 public key (PEM) for `hfvet verify --key` and `download --require-attestation`."""
+def load_public_key(path: Path, flag: str = "--key") -> Ed25519PublicKey:
+    """An ed25519 public key (PEM) for `hfvet verify --key` and `download --require-attestation` (``flag``)."""
     try:
-        return load_public(path.read_bytes())
+        pem = path.read_bytes()
     except OSError as exc:
-        raise PublicKeyError(f"--key {path}: cannot read it: {exc.strerror or exc}") from None
-    except (ValueError, TypeError) as exc:
-        raise PublicKeyError(f"--key {path}: not an ed25519 public key in PEM ({str(exc)[:80]})") from None
+        raise PublicKeyError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
+    if b"PRIVATE KEY-----" in pem:
+        raise PublicKeyError(f"{flag} {path}: this is a private key; pass the public key (the .pub beside it, "
+                             "or GET /attestations/key) and keep the private key secret")
+    try:
+        return load_public(pem)
+    except (ValueError, TypeError):
+        raise PublicKeyError(f"{flag} {path}: not an ed25519 public key in PEM (make one with `hfvet keys "
+                             "create`, or fetch the server's from GET /attestations/key)") from None
 
 
 def file_digests(path: Path) -> dict[str, str]:
@@ -55,18 +69,19 @@ def file_digests(path: Path) -> dict[str, str]:
 
 
 def directory_digests(root: Path) -> dict[str, dict[str, str]]:
-    """Every regular file under ``root`` by repo path -> its sha256 and git blob id (huggingface_hub's
-    bookkeeping folder left out); a link is refused, as a download would."""
+    """Every file under ``root`` by repo path -> its sha256 and git blob id (huggingface_hub's bookkeeping
+    folder left out). A link to a regular file counts as that file's bytes (a huggingface_hub cache snapshot
+    links each file into ../../blobs); a dangling link or a special file is refused."""
     found: dict[str, dict[str, str]] = {}
     for folder, dirs, files in os.walk(root):
         rel = PurePosixPath(Path(folder).relative_to(root).as_posix())
         dirs[:] = sorted(d for d in dirs if rel / d != CLIENT_BOOKKEEPING)
         for name in sorted(files):
             path = Path(folder) / name
-            if path.is_symlink() or not path.is_file():
-                raise AttestationRefused("files", f"{(rel / name).as_posix()}: a link or special file, "
-                                                  "not attested bytes")
-            found[(rel / name).as_posix()] = file_digests(path)
+            if not path.is_file():  # follows links: dangling ones and special files (fifo, socket, device)
+                what = "a dangling link" if path.is_symlink() and not path.exists() else "a special file"
+                raise AttestationRefused("files", f"{(rel / name).as_posix()}: {what}, not attested bytes")
+            found[(rel / name).as_posix()] = file_digests(path.resolve())
     return found
 
 
@@ -80,15 +95,16 @@ def approved_by_attestation(fetch: FetchEnvelope, public: Ed25519PublicKey, repo
     """The verified attestation that approves exactly this manifest at ``repo@sha``; AttestationRefused if none."""
     files = manifest_digests(manifest)
     text = fetch("verdict")
-    if text is None:
-        raise AttestationRefused("missing", f"no verdict attestation of {repo}@{sha}")
+    if isinstance(text, Missing):
+        raise AttestationRefused("missing", text.why)
     verdict = verify(text, public, Expect(repo=repo, revision=sha, files=files, kinds=(VSA_TYPE,)))
     if verdict.verdict == "approve":
         return verdict
     review_text = fetch("review")
-    if review_text is None:
+    if isinstance(review_text, Missing):
         raise AttestationRefused("not-approved", f"the attested verdict for {repo}@{sha[:12]} is "
-                                                 f"{verdict.verdict!r}, and no signed review approves it")
+                                                 f"{verdict.verdict!r}, and no signed review approves it "
+                                                 f"({review_text.why})")
     review = verify(review_text, public, Expect(repo=repo, revision=sha, files=files, require_approve=True,
                                                 kinds=(REVIEW_TYPE,)))
     named = ((review.statement["predicate"].get("verdictStatement") or {}).get("digest") or {}).get("sha256")

@@ -23,6 +23,10 @@ class SigningKeyError(HfvetError):
     """The attestation key cannot be made, read or used."""
 
 
+class SigningKeyExpired(SigningKeyError):
+    """The attestation key is past its HFVET_ATTESTATION_KEY_EXPIRES: it signs nothing more."""
+
+
 @dataclass(frozen=True)
 class CreatedKey:
     private: Path
@@ -52,33 +56,56 @@ def create_key(out: Path) -> CreatedKey:
     return CreatedKey(private, public, key_id(key.public_key()))
 
 
-def load_signing_key(path: Path, expires: date | None = None, *, today: date | None = None) -> SigningKey:
-    """The private key at ``path``; SigningKeyError (one line, naming the setting) when it cannot sign."""
+def load_signing_key(path: Path, expires: date | None = None, *, today: date | None = None,
+                     flag: str = "HFVET_ATTESTATION_KEY") -> SigningKey:
+    """The private key at ``path``; SigningKeyError (one line, naming ``flag``, the setting or option that gave
+    it) when it cannot sign."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-    where = f"HFVET_ATTESTATION_KEY ({path})"
+    where = f"{flag} {path}" if flag.startswith("-") else f"{flag} ({path})"
     try:
-        key = load_pem_private_key(path.read_bytes(), password=None)
+        pem = path.read_bytes()
     except OSError as exc:
         raise SigningKeyError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    except (ValueError, TypeError) as exc:
-        raise SigningKeyError(f"{where}: not an unencrypted PKCS8 PEM private key ({str(exc)[:80]}); "
+    if b"-----BEGIN PUBLIC KEY-----" in pem:
+        raise SigningKeyError(f"{where}: this is a public key; {flag} needs the private key "
+                              f"({PRIVATE_NAME}, beside the .pub)")
+    try:
+        key = load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError):
+        raise SigningKeyError(f"{where}: not an unencrypted PKCS8 PEM private key; "
                               "make one with `hfvet keys create`") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise SigningKeyError(f"{where}: a {type(key).__name__}, not an ed25519 key; make one with `hfvet keys create`")
     signing = SigningKey(key, expires)
     if expired(signing, today):
-        raise SigningKeyError(f"HFVET_ATTESTATION_KEY_EXPIRES: the key expired on {expires}; create a new one "
+        raise SigningKeyExpired(f"HFVET_ATTESTATION_KEY_EXPIRES: the key expired on {expires}; create a new one "
                               "(`hfvet keys create`) and publish its public key")
     return signing
 
 
 def configured_key(settings: Settings) -> SigningKey | None:
-    """The key HFVET_ATTESTATION_KEY names (None when unset)."""
+    """The key HFVET_ATTESTATION_KEY names (None when unset; an expiry without a key is an error)."""
     if settings.attestation_key is None:
+        if settings.attestation_key_expires is not None:
+            raise SigningKeyError("HFVET_ATTESTATION_KEY_EXPIRES is set but HFVET_ATTESTATION_KEY is not: set the "
+                                  "key it is the expiry of, or unset it")
         return None
     return load_signing_key(settings.attestation_key, settings.attestation_key_expires)
+
+
+def exposed_key_warning(settings: Settings) -> str | None:
+    """One line when the configured private key file is readable by group or others (None: fine, or unset)."""
+    path = settings.attestation_key
+    try:
+        mode = path.stat().st_mode & 0o777 if path is not None else 0
+    except OSError:
+        return None  # unreadable: loading it says so
+    if not mode & 0o044:
+        return None
+    return (f"warning: HFVET_ATTESTATION_KEY ({path}) is readable by group or others (mode {mode:o}): "
+            f"anyone who reads it can sign as this server; chmod 600 it")
 
 
 def expired(key: SigningKey, today: date | None = None) -> bool:

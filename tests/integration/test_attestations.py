@@ -142,7 +142,7 @@ def test_verify_usage_errors_exit_2(world: World) -> None:
     envelope = str(world.envelope(NVIDIA, sha))
     cases = [
         (["--key", str(world.tmp / "nope.pub")], "--key"),
-        (["--key", str(world.tmp / "keys" / "hfvet-attestation.key")], "not an ed25519 public key"),
+        (["--key", str(world.tmp / "keys" / "hfvet-attestation.key")], "this is a private key; pass the public key"),
         (["--key", str(world.public), "--revision", "main"], "--revision must be a full 40-hex"),
         (["--key", str(world.public), "--key-expires", "soon"], "--key-expires must be a date"),
         (["--key", str(world.public), "--files", str(world.tmp / "nowhere")], "not a directory"),
@@ -159,7 +159,7 @@ def test_a_truncated_attestation_is_refused(world: World) -> None:
     envelope = world.envelope(NVIDIA, sha)
     envelope.write_text(envelope.read_text()[:200])
     code, _, err = world.run("verify", str(envelope), "--key", str(world.public))
-    assert code == 1 and "truncated or garbled" in err
+    assert code == 1 and "not a DSSE envelope: truncated or not JSON [garbled]" in err
 
 
 def test_without_a_key_nothing_is_signed_and_attest_backfills_byte_stably(world: World) -> None:
@@ -167,7 +167,7 @@ def test_without_a_key_nothing_is_signed_and_attest_backfills_byte_stably(world:
     code, _, err = world.run("attest", NVIDIA, "--revision", sha, HFVET_ATTESTATION_KEY="")
     assert code == 2 and "no verdict attestation" in err and "HFVET_ATTESTATION_KEY is not set" in err
     code, _, err = world.run("attest", NVIDIA)  # the configured key signs what was stored unsigned
-    assert code == 0 and "signed 1 verdict(s)" in err
+    assert code == 0 and "signed 1 verdict(s) and 0 review(s)" in err
     first = world.envelope(NVIDIA, sha).read_text()
     code, _, err = world.run("attest", NVIDIA)
     assert code == 0 and "signed 0 verdict(s)" in err  # signed once, kept as signed
@@ -189,7 +189,7 @@ def test_a_bad_key_setting_stops_the_command_in_one_line(world: World) -> None:
     code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY_EXPIRES="2020-01-01")
     assert code == 2 and "expired on 2020-01-01" in err
     code, _, err = world.run("serve", "--port", "0", HFVET_ATTESTATION_KEY=str(world.public))
-    assert code == 2 and "not an unencrypted PKCS8 PEM private key" in err
+    assert code == 2 and "this is a public key; HFVET_ATTESTATION_KEY needs the private key" in err
 
 
 def test_download_requires_a_matching_approving_attestation(world: World) -> None:
@@ -235,3 +235,90 @@ def test_a_signed_review_approves_a_review_verdict_for_download(world: World) ->
                              "--require-attestation", str(world.public))
     assert code == 0, err
     assert "attested: valid: review: approve" in err and world.hub.file_requests()
+
+
+def test_a_review_stored_unsigned_is_signed_by_attest_and_then_approves_the_download(world: World) -> None:
+    sha = vet(world, NEMOTRON)  # the verdict is signed; the review below is stored while no key is set
+    code, _, err = world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "read",
+                             HFVET_ATTESTATION_KEY="")
+    assert code == 0, err
+    code, _, err = world.run("download", NEMOTRON, "--local-dir", str(world.tmp / "early"),
+                             "--require-attestation", str(world.public))
+    assert code == 1 and "no signed review approves it" in err and f"hfvet attest {NEMOTRON} --revision" in err
+    code, _, err = world.run("attest", NEMOTRON)
+    assert code == 0 and "signed 0 verdict(s) and 1 review(s)" in err
+    code, _, err = world.run("download", NEMOTRON, "--local-dir", str(world.tmp / "model"),
+                             "--require-attestation", str(world.public))
+    assert code == 0 and "attested: valid: review: approve" in err, err
+
+
+def test_attest_says_never_vetted_for_an_unknown_commit_or_repo(world: World) -> None:
+    vet(world, NVIDIA)
+    key = world.env["HFVET_ATTESTATION_KEY"]
+    cases = [(["attest", NVIDIA, "--revision", "0" * 40, "--key", key], {"HFVET_ATTESTATION_KEY": ""}),
+             (["attest", "nvidia/DeepSeek-V4-Flsh"], {})]
+    for args, env in cases:
+        code, _, err = world.run(*args, **env)
+        assert code == 4 and "never been vetted" in err and "HFVET_ATTESTATION_KEY" not in err, (args, err)
+
+
+def test_an_unsigned_verdict_is_refused_with_what_signs_it(world: World) -> None:
+    vet(world, NVIDIA, HFVET_ATTESTATION_KEY="")
+    code, _, err = world.run("download", NVIDIA, "--local-dir", str(world.tmp / "model"),
+                             "--require-attestation", str(world.public))
+    assert code == 1 and "[missing]" in err and f"hfvet attest {NVIDIA} --revision" in err
+
+
+def test_verify_follows_a_hub_cache_snapshot_s_links_but_not_a_dangling_one(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    source, cache = files_of(world, NVIDIA), world.tmp / "cache"  # huggingface_hub's cache layout
+    snapshot, blobs = cache / "snapshots" / sha, cache / "blobs"
+    blobs.mkdir(parents=True)
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        blob = blobs / hashlib.sha256(path.read_bytes()).hexdigest()
+        shutil.copyfile(path, blob)
+        link = snapshot / path.relative_to(source)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../" * len(link.relative_to(snapshot.parent).parts[1:]), "..", "blobs", blob.name))
+    envelope = str(world.envelope(NVIDIA, sha))
+    code, out, err = world.run("verify", envelope, "--key", str(world.public), "--files", str(snapshot))
+    assert code == 0 and "all 11 files" in out, err
+    (snapshot / "dangling.bin").symlink_to(blobs / "nowhere")
+    code, _, err = world.run("verify", envelope, "--key", str(world.public), "--files", str(snapshot))
+    assert code == 1 and "dangling.bin: a dangling link" in err and "[files]" in err
+
+
+def test_a_key_of_the_wrong_half_is_named_by_the_flag_used(world: World) -> None:
+    vet(world, NVIDIA)
+    private = world.env["HFVET_ATTESTATION_KEY"]
+    code, _, err = world.run("download", NVIDIA, "--local-dir", str(world.tmp / "m"), "--require-attestation", private)
+    assert code == 2 and f"--require-attestation {private}: this is a private key; pass the public key" in err
+    assert len(err.splitlines()) == 1
+    code, _, err = world.run("attest", NVIDIA, "--key", str(world.public))
+    assert code == 2 and f"--key {world.public}: this is a public key; --key needs the private key" in err
+    assert "HFVET_ATTESTATION_KEY" not in err and len(err.splitlines()) == 1
+
+
+def test_vet_says_it_attested_and_keys_create_prints_an_absolute_path(world: World, monkeypatch: pytest.MonkeyPatch,
+                                                                      ) -> None:
+    code, _, err = world.run("vet", NVIDIA)
+    assert code == 0 and "attested (key " in err
+    code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY="")
+    assert code == 0 and "attested" not in err
+    monkeypatch.chdir(world.tmp)
+    code, _, err = world.run("keys", "create", "--out", "relative")
+    assert code == 0 and f"HFVET_ATTESTATION_KEY={world.tmp / 'relative' / 'hfvet-attestation.key'}" in err
+
+
+def test_key_settings_are_checked_at_start(world: World) -> None:
+    private = Path(world.env["HFVET_ATTESTATION_KEY"])
+    private.chmod(0o644)
+    code, _, err = world.run("vet", NVIDIA, "--format", "json")
+    warnings = [line for line in err.splitlines() if "readable by group or others" in line]
+    assert code == 0 and len(warnings) == 1 and "chmod 600" in warnings[0]
+    private.chmod(0o600)
+    code, _, err = world.run("vet", NVIDIA, HFVET_ATTESTATION_KEY="", HFVET_ATTESTATION_KEY_EXPIRES="2030-01-01")
+    assert code == 2 and "HFVET_ATTESTATION_KEY_EXPIRES is set but HFVET_ATTESTATION_KEY is not" in err
+    sha = _commit(world, NVIDIA)
+    code, out, err = world.run("attest", NVIDIA, "--revision", sha, HFVET_ATTESTATION_KEY_EXPIRES="2020-01-01")
+    assert code == 0 and json.loads(out)["payloadType"] == "application/vnd.in-toto+json", err

@@ -14,7 +14,7 @@ from app.api.deps import ReaderDep, StateDep
 from app.api.errors import ApiError
 from app.api.openapi import errors
 from app.api.routes.repos import Name, Org
-from app.services.attestations import NoAttestation, newest_envelope, public_key_pem
+from app.services.attestations import CommitNotVetted, NoAttestation, newest_envelope, public_key_pem
 from app.services.commits import AmbiguousCommit, NotACommit
 
 router = APIRouter(tags=["attestations"])
@@ -42,8 +42,9 @@ def get_key(app: StateDep, _who: ReaderDep) -> Response:
             responses={200: {"description": "The newest attestation of that kind for the commit, byte for byte "
                                              "as signed when the verdict (or review) was stored",
                              "content": _ENVELOPE},
-                       **errors(401, 404, 422, s404="`no-attestation`: never attested (no key configured, "
-                                                    "vetted before it was, or no review of that kind)")})
+                       **errors(401, 404, 422, s404="`commit-not-vetted`: no stored report of the repo at "
+                                                    "that commit; `no-attestation`: vetted or reviewed but not "
+                                                    "signed (no key configured then), or never reviewed")})
 async def get_attestation(
     app: StateDep, _who: ReaderDep, org: Org, name: Name,
     commit: Annotated[str, Path(description="The commit: its 40-hex sha, or the first 7+ hex of a vetted one.")],
@@ -58,6 +59,8 @@ async def get_attestation(
         raise ApiError(422, "invalid-revision", str(exc)) from None
     except AmbiguousCommit as exc:
         raise ApiError(422, "ambiguous-revision", str(exc)) from None
+    except CommitNotVetted as exc:
+        raise ApiError(404, "commit-not-vetted", str(exc)) from None
     except NoAttestation as exc:
         raise ApiError(404, "no-attestation", str(exc)) from None
     headers = {"X-Hfvet-Key-Id": found.key_id, "X-Hfvet-Commit": found.sha}

@@ -23,7 +23,7 @@ class AttestationRefused(ValueError):
     """An attestation that does not hold; ``reason`` is a stable code, the message says why in one line.
 
     Codes: garbled, payload-type, unknown-key, bad-signature, statement-type, predicate-type, subjects,
-    repo, revision, not-approved, key-expired, files."""
+    repo, revision, not-approved, key-expired, files, missing."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -115,13 +115,41 @@ def open_envelope(text: str | bytes, public: Ed25519PublicKey) -> tuple[bytes, d
 
 
 def _parsed(text: str | bytes) -> Any:
+    """The envelope, or a plain reason why this JSON is not one (never a library's exception text)."""
     from securesystemslib.dsse import Envelope
 
+    data = _envelope_fields(text)
+    keyids = [sig["keyid"] for sig in data["signatures"]]
+    if len(set(keyids)) != len(keyids):
+        raise _garbled("two signatures name the same key id")
+    try:
+        return Envelope.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError):  # binascii.Error is a ValueError
+        raise _garbled("the payload or a signature is not base64") from None
+
+
+def _envelope_fields(text: str | bytes) -> dict[str, Any]:
     try:
         data = json.loads(text)
-        if not isinstance(data, dict):
-            raise TypeError("not a JSON object")
-        return Envelope.from_dict(data)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise AttestationRefused("garbled", f"not a DSSE envelope (truncated or garbled JSON): "
-                                            f"{type(exc).__name__}: {str(exc)[:120]}") from None
+    except ValueError:
+        raise _garbled("truncated or not JSON") from None
+    if not isinstance(data, dict):
+        raise _garbled("the JSON is not an object")
+    error = data.get("error")
+    if "payload" not in data and isinstance(error, dict):  # an hfvet API error body saved in its place
+        raise _garbled(f"an hfvet error answer ({str(error.get('code'))[:40]}): {str(error.get('message'))[:200]}")
+    for field in ("payload", "payloadType", "signatures"):
+        if field not in data:
+            raise _garbled(f"no {field}")
+    if not isinstance(data["payload"], str) or not isinstance(data["payloadType"], str):
+        raise _garbled("payload and payloadType must be strings")
+    signatures = data["signatures"]
+    if not isinstance(signatures, list) or not all(
+            isinstance(sig, dict) and isinstance(sig.get("keyid"), str) and isinstance(sig.get("sig"), str)
+            for sig in signatures):
+        raise _garbled("signatures must be a list of {keyid, sig} strings")
+    return data
+
+
+def _garbled(why: str) -> AttestationRefused:
+    return AttestationRefused("garbled", f"not a DSSE envelope: {why}")

@@ -46,8 +46,9 @@ class Verified:
 
     def summary(self) -> str:
         what = f"verdict {self.verdict}" if self.kind == "verdict" else f"review: {self.verdict}"
+        when = "verified" if self.kind == "verdict" else "reviewed"  # the statement's time, not the signing's
         return (f"valid: {what} for hf://{self.repo}@{self.revision} ({len(self.statement['subject'])} files), "
-                f"signed by key {self.key_id[:16]} at {self.time}")
+                f"signed by key {self.key_id[:16]}, {when} at {self.time}")
 
 
 def verify(text: str | bytes, public: Ed25519PublicKey, expect: Expect = Expect()) -> Verified:

@@ -119,7 +119,11 @@ def test_a_review_is_attested_and_names_the_verdict(signing: tuple[TestClient, d
 def test_not_found_and_bad_input(signing: tuple[TestClient, dict[str, str]], vetted: Vetted) -> None:
     client, _ = signing
     sha = vetted.reject.revision or ""
-    assert client.get(f"/attestations/{REJECT_REPO}/{'0' * 40}").json()["error"]["code"] == "no-attestation"
+    for path in (f"/attestations/{REJECT_REPO}/{'0' * 40}", f"/attestations/nobody/never-vetted/{sha}"):
+        reply = client.get(path)  # as GET /bom says it: never vetted, not "vetted before the key was configured"
+        assert reply.status_code == 404 and reply.json()["error"]["code"] == "commit-not-vetted"
+        assert "has never been vetted" in reply.json()["error"]["message"]
+        assert "key" not in reply.json()["error"]["message"]
     assert client.get(f"/attestations/{REJECT_REPO}/main").json()["error"]["code"] == "invalid-revision"
     assert client.get(f"/attestations/{REJECT_REPO}/{sha}", params={"kind": "bogus"}).status_code == 422
 
@@ -143,6 +147,17 @@ def test_without_a_key_the_api_says_so(tmp_path: Path, vetted: Vetted) -> None:
         assert key.status_code == 404 and key.json()["error"]["code"] == "no-signing-key"
         envelope = client.get(f"/attestations/{REJECT_REPO}/{sha}")
         assert envelope.status_code == 404 and "HFVET_ATTESTATION_KEY is not set" in envelope.json()["error"]["message"]
+
+
+def test_a_server_without_the_key_serves_what_was_signed_when_it_had_one(tmp_path: Path, keys: Path,
+                                                                        vetted: Vetted) -> None:
+    stored(settings_for(tmp_path, keys), vetted)  # signed when stored
+    sha = vetted.reject.revision or ""
+    with client_for(settings_for(tmp_path, None)) as client:  # the key unset since
+        assert client.get("/attestations/key").status_code == 404
+        reply = client.get(f"/attestations/{REJECT_REPO}/{sha}")
+    assert reply.status_code == 200
+    assert verify(reply.content, load_public(keys.with_suffix(".pub").read_bytes())).verdict == "reject"
 
 
 def test_the_repo_page_shows_whether_the_commit_is_attested(signing: tuple[TestClient, dict[str, str]],

@@ -47,6 +47,9 @@ def test_serve_says_which_hub_store_and_dashboard_it_uses_with_the_password_mask
     assert "hub http://mirror.example:8090 (HF_ENDPOINT)" in lines
     assert "postgresql+psycopg://hfvet:***@db/hfvet" in lines and "s3cret" not in lines
     assert "http://127.0.0.1:8123/ui/" in lines
+    assert "attestations: none signed (HFVET_ATTESTATION_KEY unset" in lines
+    signing = "\n".join(startup_lines(settings, "127.0.0.1", 8123, signs="ab" * 32))
+    assert "attestations signed with key abababababababab (HFVET_ATTESTATION_KEY" in signing
 
 
 @pytest.mark.parametrize("command", [["serve"], ["hub", "serve", "--root", "."]], ids=" ".join)

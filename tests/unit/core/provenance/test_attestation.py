@@ -194,3 +194,31 @@ def test_a_review_statement_names_the_verdict_it_reviewed(key: SigningKey) -> No
     predicate = found.statement["predicate"]
     assert predicate["reviewer"] == "token:alice" and predicate["reason"] == "read the code"
     assert predicate["verdictStatement"] == {"digest": {"sha256": digest_of(payload)}}
+
+
+def _with(envelope: str, **fields: Any) -> str:
+    data = json.loads(envelope)
+    data.update(fields)
+    return json.dumps({k: v for k, v in data.items() if v is not None})
+
+
+def test_a_malformed_envelope_says_why_without_python_exception_names(key: SigningKey) -> None:
+    envelope = signed(key)
+    first = json.loads(envelope)["signatures"][0]
+    cases = [
+        (json.dumps({"payloadType": "x", "signatures": []}), "not a DSSE envelope: no payload"),
+        (_with(envelope, signatures="abc"), "signatures must be a list of {keyid, sig} strings"),
+        (_with(envelope, signatures=[first, first]), "two signatures name the same key id"),
+        (_with(envelope, payload="%%%"), "not base64"),
+        (json.dumps({"error": {"code": "commit-not-vetted", "message": "org/name@abc has never been vetted"}}),
+         "an hfvet error answer (commit-not-vetted): org/name@abc has never been vetted"),
+    ]
+    for text, message in cases:
+        refusal = refused(text, key)
+        assert refusal.reason == "garbled" and message in str(refusal), (text, str(refusal))
+        assert not any(name in str(refusal) for name in ("KeyError", "TypeError", "ValueError", "Error:"))
+
+
+def test_the_summary_says_verified_at_the_statement_s_time_not_signed_at(key: SigningKey) -> None:
+    summary = verify(signed(key), load_public(key.public_pem())).summary()
+    assert summary.endswith(f"signed by key {key.key_id[:16]}, verified at 2026-05-01T12:00:00Z")
