@@ -121,6 +121,19 @@ def _checks(report: Report, ctx: BomContext) -> list[tuple[str, str, str]]:
     if report.references:
         repos = dict.fromkeys(f"{r.repo}@{r.revision or 'default branch'}" for r in report.references)
         found.append(("references", f"loads {len(repos)} other repo(s)", ", ".join(repos)))
+    return found + _provenance(report)
+
+
+def _provenance(report: Report) -> list[tuple[str, str, str]]:
+    """The publisher's signature and the lineage by content, as the vet found them (when it looked)."""
+    found: list[tuple[str, str, str]] = []
+    if report.signature is not None:
+        found.append(("publisher-signature", f"publisher signature ({report.signature.file}): "
+                      f"{report.signature.state}", report.signature.summary()))
+    lineage = report.lineage
+    if lineage is not None and lineage.checked:
+        found += [(f"lineage-{n}", line, "by content: files compared by digest with vetted commits in hfvet's store")
+                  for n, line in enumerate(lineage.summaries(), 1)]
     return found
 
 

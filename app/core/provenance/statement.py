@@ -131,7 +131,24 @@ def _detail(document: Mapping[str, Any], verdict: str, scanners: dict[str, str],
         "files": {"total": len(files), "scanned": len(files) - len(skipped), "skipped": skipped},
         "checked": CHECKED,
         "key": key.to_dict(),
+        **_provenance(document),
     }
+
+
+def _provenance(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The publisher's signature and the lineage as the vet recorded them, when it looked: who signed is part
+    of what the verdict was about."""
+    found: dict[str, Any] = {}
+    signature, lineage = document.get("signature"), document.get("lineage")
+    if isinstance(signature, dict):
+        found["signature"] = {k: signature.get(k) for k in ("file", "state", "signer")}
+    if isinstance(lineage, dict) and lineage.get("checked"):
+        mirror, base = lineage.get("mirror"), lineage.get("base") or {}
+        found["lineage"] = {
+            "mirrorOf": f"{mirror.get('repo')}@{mirror.get('sha')}" if isinstance(mirror, dict) else None,
+            "base": {"claimed": base.get("claimed"), "status": base.get("status"), "sha": base.get("sha")},
+        }
+    return found
 
 
 def review_statement(repo: str, sha: str, files: Iterable[Mapping[str, Any]], review: ReviewFacts, *,

@@ -222,3 +222,17 @@ def test_a_malformed_envelope_says_why_without_python_exception_names(key: Signi
 def test_the_summary_says_verified_at_the_statement_s_time_not_signed_at(key: SigningKey) -> None:
     summary = verify(signed(key), load_public(key.public_pem())).summary()
     assert summary.endswith(f"signed by key {key.key_id[:16]}, verified at 2026-05-01T12:00:00Z")
+
+
+def test_a_verdict_statement_names_the_signer_and_the_lineage_the_vet_recorded(key: SigningKey) -> None:
+    doc = document()
+    signer = {"kind": "key", "identity": "sha256:ab", "matched": "key sha256:ab"}
+    doc["signature"] = {"file": "model.sig", "state": "verified", "signer": signer, "problem": None}
+    doc["lineage"] = {"checked": True, "mirror": {"repo": "nvidia/X", "sha": SHA},
+                      "base": {"claimed": "nvidia/X", "status": "verified", "sha": SHA}}
+    detail = verdict_statement(doc, decided_at=DECIDED, hfvet_version="0.1.0", key=key.validity)["predicate"]["hfvet"]
+    assert detail["signature"] == {"file": "model.sig", "state": "verified", "signer": doc["signature"]["signer"]}
+    assert detail["lineage"] == {"mirrorOf": f"nvidia/X@{SHA}",
+                                 "base": {"claimed": "nvidia/X", "status": "verified", "sha": SHA}}
+    bare = verdict_statement(document(), decided_at=DECIDED, hfvet_version="0.1.0", key=key.validity)
+    assert "signature" not in bare["predicate"]["hfvet"] and "lineage" not in bare["predicate"]["hfvet"]

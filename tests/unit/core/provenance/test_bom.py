@@ -196,3 +196,24 @@ def test_a_local_scan_renders_as_cyclonedx_with_a_fresh_serial(repo: str | None)
     assert "externalReferences" not in model  # not read from a hub: no hub link claimed
     assert model["name"] == ("local-snapshot" if repo is None else "local")
     assert first["declarations"]["claims"][0]["predicate"].startswith(f"verdict {report.verdict.value}")
+
+
+def test_the_publisher_signature_and_the_lineage_are_claims_when_the_vet_looked() -> None:
+    from dataclasses import replace
+
+    from app.core.lineage_facts import BaseFact, Lineage, MirrorFact
+    from app.core.signature import SignatureCheck, Signer
+
+    mirror = MirrorFact(repo="nvidia/Tiny", sha=A, identical=2, total=3, added=["extra.py"])
+    lineage = Lineage(checked=True, mirror=mirror, base=BaseFact(claimed="nvidia/Tiny", status="shares-nothing"))
+    signature = SignatureCheck(state="verified", signer=Signer("key", "sha256:ab", "key sha256:ab"), signed_files=3)
+    report = vendor_report()
+    report = replace(report, signature=signature, decision=replace(report.decision, lineage=lineage))
+    claims = {c["bom-ref"]: c for c in valid(bom_json(report, context()))["declarations"]["claims"]}
+    assert claims["hfvet:claim:publisher-signature"]["predicate"] == "publisher signature (model.sig): verified"
+    assert "all 3 files match before download" in claims["hfvet:claim:publisher-signature"]["reasoning"]
+    lines = [c["predicate"] for ref, c in claims.items() if ref.startswith("hfvet:claim:lineage-")]
+    assert lines[0].startswith("a mirror of nvidia/Tiny") and "2 of 3 files identical" in lines[0]
+    assert any("shares nothing" in line for line in lines)
+    plain = {c["bom-ref"] for c in valid(bom_json(vendor_report(), context()))["declarations"]["claims"]}
+    assert not {ref for ref in plain if ref.startswith(("hfvet:claim:lineage", "hfvet:claim:publisher-signature"))}
