@@ -27,7 +27,9 @@ class ManifestFormatError(ValueError):
         self.problem = problem
 
 
-class _File(Protocol):
+class StoredFile(Protocol):
+    """What the store keeps of a file: a ManifestFile, or a report's FileReport."""
+
     @property
     def path(self) -> str: ...
     @property
@@ -40,7 +42,7 @@ class _File(Protocol):
     def format(self) -> str: ...
 
 
-def dump(files: Iterable[_File]) -> ManifestDoc:
+def dump(files: Iterable[StoredFile]) -> ManifestDoc:
     """The stored form of ``files`` (a report's files, or a manifest's)."""
     return [{"path": f.path, "size": f.size, "sha256": f.sha256, "blob_id": f.blob_id, "format": f.format}
             for f in files]

@@ -8,29 +8,18 @@ Stores from before the index were filled by migration 0009's data step.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.core.manifest_json import StoredFile
 from app.core.provenance.lineage import ContentFile
 from app.db.models import ContentRow
 
 MAX_DIGESTS = 500  # digests per IN (...) query: well under every backend's bound-parameter limit
 
 
-class _File(Protocol):
-    @property
-    def path(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def sha256(self) -> str | None: ...
-    @property
-    def blob_id(self) -> str | None: ...
-
-
-def index_commit(session: Session, repo_id: str, sha: str, files: Iterable[_File]) -> int:
+def index_commit(session: Session, repo_id: str, sha: str, files: Iterable[StoredFile]) -> int:
     """Index ``repo_id`` at ``sha`` unless it already is; returns the rows added (0 for a re-vet)."""
     if session.execute(select(ContentRow.id).where(ContentRow.repo_id == repo_id, ContentRow.sha == sha)
                        .limit(1)).first() is not None:
@@ -42,7 +31,7 @@ def index_commit(session: Session, repo_id: str, sha: str, files: Iterable[_File
     return len(rows)
 
 
-def _digests(f: _File) -> tuple[str, ...]:
+def _digests(f: StoredFile) -> tuple[str, ...]:
     return ContentFile(f.path, f.size, f.sha256, f.blob_id).digests()
 
 
