@@ -9,9 +9,10 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ class Counts:
     requests: int = 0
     body_bytes: int = 0  # every response body
     file_bytes: int = 0  # bodies of /resolve/ responses (file content)
+    per_file: Counter[str] = field(default_factory=Counter)  # file_bytes by the path after /resolve/<rev>/
 
 
 class ByteCounter:
@@ -48,7 +50,9 @@ class ByteCounter:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        is_file = "/resolve/" in scope.get("path", "")
+        path = scope.get("path", "")
+        is_file = "/resolve/" in path
+        file_path = path.split("/resolve/", 1)[1].split("/", 1)[-1] if is_file else ""
 
         async def counting_send(message: Message) -> None:
             if message["type"] == "http.response.body":
@@ -57,6 +61,7 @@ class ByteCounter:
                     self.counts.body_bytes += size
                     if is_file:
                         self.counts.file_bytes += size
+                        self.counts.per_file[file_path] += size
             await send(message)
 
         with self._lock:
