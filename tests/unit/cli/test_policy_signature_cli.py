@@ -1,0 +1,33 @@
+"""`hfvet policy explain`/`test` with vendor signatures (issue 29)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from app.cli.policy import policy_app
+from tests.signing_support import key_pair
+from tests.unit.cli.test_policy_cli import report, run
+from tests.unit.core.policy.helpers import MINIMAL, write
+
+_ = policy_app  # the app `run` invokes
+
+
+def _signed_policy(tmp_path: Path) -> Path:
+    doc = yaml.safe_load(MINIMAL)
+    doc["signatures"] = [{"orgs": ["nvidia"], "signed_by": [{"key": key_pair(tmp_path, "k").public_pem}]}]
+    return write(tmp_path, yaml.safe_dump(doc))
+
+
+def test_explain_names_the_signature_requirement_that_decided_and_the_state(tmp_path: Path) -> None:
+    stored = tmp_path / "unsigned.json"
+    safetensors = [{"path": "model.safetensors", "format": "safetensors"}]
+    stored.write_text(json.dumps(report("nvidia/a", [], safetensors) | {"signature": {
+        "file": "model.sig", "state": "absent", "present": False, "verified": False}}))
+    result = run("explain", stored, "--policy", _signed_policy(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "signature-required: repos of nvidia must ship model.sig" in result.output
+    assert "signature: model.sig absent" in result.output
+    assert "verdict: reject" in result.output
