@@ -31,3 +31,29 @@ def test_explain_names_the_signature_requirement_that_decided_and_the_state(tmp_
     assert "signature-required: repos of nvidia must ship model.sig" in result.output
     assert "signature: model.sig absent" in result.output
     assert "verdict: reject" in result.output
+
+
+def _case(tmp_path: Path, signature: dict[str, object]) -> Path:
+    policy = _signed_policy(tmp_path)
+    case = {"description": "a report's signature pasted as it stands", "policy": policy.name,
+            "input": {"repo": {"id": "nvidia/a"}, "signature": signature},
+            "expect": {"verdict": "reject", "rules": ["signature-required", "vendor-clean"]}}
+    path = tmp_path / "case.yaml"
+    path.write_text(yaml.safe_dump(case))
+    return path
+
+
+def test_a_reports_signature_object_pastes_into_a_test_case(tmp_path: Path) -> None:
+    from app.core.signature import SignatureCheck, Signer, to_json
+
+    pasted = to_json(SignatureCheck(state="invalid", signer=Signer("key", "sha256:ab"), problem="not signed",
+                                    bytes_read=10))
+    result = run("test", _case(tmp_path, json.loads(json.dumps(pasted))))
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed" in result.output
+
+
+def test_a_pasted_signature_whose_verified_contradicts_its_state_is_a_case_error(tmp_path: Path) -> None:
+    result = run("test", _case(tmp_path, {"file": "model.sig", "state": "invalid", "verified": True}))
+    assert result.exit_code == 1
+    assert "`verified: true` contradicts `state: invalid`" in result.output
