@@ -17,6 +17,7 @@ from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.provenance.bom_context import BomContext, PolicyRule
 from app.core.report import Report
+from app.core.signature import listed_by_hub
 from app.core.verdict import Reason, Verdict
 
 ASSESSOR = "hfvet:assessor"
@@ -129,7 +130,7 @@ def _provenance(report: Report) -> list[tuple[str, str, str]]:
     found: list[tuple[str, str, str]] = []
     if report.signature is not None:
         found.append(("publisher-signature", f"publisher signature ({report.signature.file}): "
-                      f"{report.signature.state}", report.signature.summary()))
+                      f"{report.signature.state}", report.signature.summary(listed_by_hub(report.files))))
     lineage = report.lineage
     if lineage is not None and lineage.checked:
         found += [(f"lineage-{n}", line, "by content: files compared by digest with vetted commits in hfvet's store")
