@@ -91,6 +91,10 @@ def check(
             continue
         out().print(Text(f"ok  {policy.source}  {policy.name}  sha256:{policy.sha256}"))
         _warn_lax_approvals(Path(policy.source), policy)
+        from app.core.policy.signatures import lookalike_signature_orgs  # the signature check: only here
+
+        for warning in lookalike_signature_orgs(policy.model):
+            out().print(Text(f"warning: {policy.source}: {warning}", style="yellow"))
     if failed:
         raise typer.Exit(exit_codes.EXIT_ERROR)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from app.core.manifest import Manifest
 from app.core.policy.facts import PolicyFacts, SignatureFact
-from app.core.policy.identity import tier_of
+from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Policy, SignatureRequirement, TierName
 from app.core.ports import SignatureStep, Source
@@ -87,3 +87,11 @@ def unmet(requirement: SignatureRequirement, signature: SignatureFact | None,
     if matched not in requirement.labels():
         return f"verified by {matched}, which this requirement does not list (vet it again under this policy)"
     return None
+
+
+def lookalike_signature_orgs(policy: Policy) -> list[str]:
+    """Warnings for `signatures` orgs that imitate a listed org or vendor (`nvidai` for `nvidia`): likely
+    typos, and the requirement then covers the imitator, not the vendor."""
+    return [f"signatures[{i}] lists org {org!r}, a lookalike of {hit}: a typo? it does not cover {hit}'s repos"
+            for i, requirement in enumerate(policy.signatures) for org in requirement.orgs
+            if (hit := lookalike_of(org, policy.tiers, policy.identities))]

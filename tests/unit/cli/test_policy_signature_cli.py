@@ -57,3 +57,12 @@ def test_a_pasted_signature_whose_verified_contradicts_its_state_is_a_case_error
     result = run("test", _case(tmp_path, {"file": "model.sig", "state": "invalid", "verified": True}))
     assert result.exit_code == 1
     assert "`verified: true` contradicts `state: invalid`" in result.output
+
+
+def test_check_warns_about_a_signatures_org_that_looks_like_a_vendor(tmp_path: Path) -> None:
+    doc = yaml.safe_load(MINIMAL)
+    doc["signatures"] = [{"orgs": ["nvidai"], "signed_by": [{"key": key_pair(tmp_path, "k").public_pem}]}]
+    result = run("check", write(tmp_path, yaml.safe_dump(doc)))
+    assert result.exit_code == 0, result.output  # a warning, not an error
+    assert "signatures[0] lists org 'nvidai', a lookalike of nvidia" in result.output
+    assert "warning" not in run("check", _signed_policy(tmp_path)).output  # `nvidia` itself is no lookalike
