@@ -16,7 +16,7 @@ from app.core.policy import LoadedPolicy, PolicyError, explain
 from app.core.policy.cases import CaseResult, run_cases
 from app.core.policy.docs import render_policy_docs
 from app.core.policy.engine import Evaluation
-from app.core.policy.floor import FLOOR_RULE_IDS
+from app.core.policy.facts import SignatureFact
 from app.core.policy.probes import lax_approvals
 from app.core.policy.replay import (
     Replay,
@@ -26,13 +26,14 @@ from app.core.policy.replay import (
     replay,
     report_files,
 )
+from app.core.policy.schema import RESERVED_RULE_IDS
 from app.errors import InputError
 from app.render.text import VERDICT_STYLE
 from app.services.policies import load_named
 from app.settings import Settings
 
-# Reasons the engine adds beside the rules' own: shown below the rules table.
-_ENGINE_REASONS = ("default", "waiver", "waiver-expired", "unsafe-policy", *FLOOR_RULE_IDS)
+# Reasons the engine adds beside the rules' own (floor, default, waivers, signatures): shown below the table.
+_ENGINE_REASONS = RESERVED_RULE_IDS
 _STATUS_STYLE = {"fired": "bold", "error": "bold red", "waived": "magenta", "not-fired": "dim"}
 _NAME_OR_FILE = "a YAML file or a shipped name (default, strict), as `hfvet scan --policy` takes"
 
@@ -90,6 +91,10 @@ def check(
             continue
         out().print(Text(f"ok  {policy.source}  {policy.name}  sha256:{policy.sha256}"))
         _warn_lax_approvals(Path(policy.source), policy)
+        from app.core.policy.signatures import lookalike_signature_orgs  # the signature check: only here
+
+        for warning in lookalike_signature_orgs(policy.model):
+            out().print(Text(f"warning: {policy.source}: {warning}", style="yellow"))
     if failed:
         raise typer.Exit(exit_codes.EXIT_ERROR)
 
@@ -157,7 +162,7 @@ def explain_cmd(
         _print_recorded(stored.data)
         return
     loaded = _load(policy)
-    _print_evaluation(explain(loaded, stored.facts), loaded)
+    _print_evaluation(explain(loaded, stored.facts), loaded, stored.facts.signature)
     _print_recorded_line(stored.data)
 
 
@@ -181,7 +186,17 @@ def _print_recorded_line(data: dict[str, Any]) -> None:
     ))
 
 
-def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
+def _signature_line(signature: SignatureFact | None) -> str:
+    """The vendor signature state the replay saw: what `signature-required`/`-invalid` judged."""
+    if signature is None:
+        return "signature: no check recorded"
+    signer = f", signer {signature.signer.identity}" if signature.signer else ""
+    matched = f" (verified by {signature.signer.matched})" if signature.signer and signature.signer.matched else ""
+    problem = f": {signature.problem}" if signature.problem else ""
+    return f"signature: {signature.file} {signature.state}{signer}{matched}{problem}"
+
+
+def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy, signature: SignatureFact | None) -> None:
     lookalike = f", lookalike of {evaluation.lookalike_of}" if evaluation.lookalike_of else ""
     out().print(Text(f"tier: {evaluation.tier}{lookalike}"))
     table = Table("#", "rule", "status", "decision", "why", title=f"rules of {policy.name}")
@@ -195,6 +210,7 @@ def _print_evaluation(evaluation: Evaluation, policy: LoadedPolicy) -> None:
     for reason in decision.reasons:
         if reason.rule in _ENGINE_REASONS:
             out().print(Text(f"{reason.rule}: {reason.message}"))
+    out().print(Text(_signature_line(signature)))
     out().print(Text.assemble(
         "verdict: ", (decision.verdict.value, VERDICT_STYLE[decision.verdict.value]),
         f"  under {policy.name} sha256:{policy.sha256}",

@@ -25,7 +25,7 @@ from app.core.repo_refs import MAX_REFERENCES, TOO_MANY_RULE, references_from, t
 from app.core.report import FileReport, Report, Stats
 from app.core.scanners.base import SKIPPED, Corroborating, PeersMode, Preparing, ReadsAs, ScanContext, Scanner
 from app.core.scanners.text_rules.text_lines import decode_text
-from app.core.signature import SignatureCheck
+from app.core.signature import SignatureCheck, listed_by_hub
 from app.core.tensor_layout import TensorLayout
 from app.core.verdict import Decision, interim_decision
 
@@ -121,7 +121,7 @@ def vet(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, manifest.files))
     findings = [f for r in results for f in r.findings] + [f for check in repo_checks for f in check(manifest)]
-    findings += signature_findings(signed)
+    findings += signature_findings(signed, listed_by_hub(manifest.files))
     references = references_from(findings)
     findings += too_many_references(references, NAME)
     files = [r.report for r in results]

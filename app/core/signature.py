@@ -7,9 +7,9 @@ reports, so a stored verdict re-decides under the same facts without the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 DEFAULT_FILE = "model.sig"
 MAX_SIGNATURE_BYTES = 1024 * 1024  # a real OMS bundle is a few KB to a few hundred KB
@@ -57,14 +57,31 @@ class SignatureCheck:
     def verified(self) -> bool:
         return self.state == "verified"
 
-    def summary(self) -> str:
-        """One line for people: `hfvet vet`'s text output, the dashboard."""
+    def summary(self, before_download: bool = True) -> str:
+        """One line for people: `hfvet vet`'s text output, the dashboard. ``before_download``: the files were
+        matched by the Hub's listing (false for a local snapshot: then they were read and hashed)."""
         if self.state == "absent":
             return f"none ({self.file} absent)"
-        signer = self.signer.describe() if self.signer else "an unreadable signer"
+        if self.signer is None:
+            return f"{self.state}: {self.file}: the signer cannot be read ({self.problem})"
+        signer = self.signer.describe()
         if self.verified:
-            return f"verified: {self.file} signed by {signer}; all {self.signed_files} files match before download"
+            when = " before download" if before_download else ""
+            return f"verified: {self.file} signed by {signer}; all {self.signed_files} files match{when}"
+        if self.signer.identity in (self.problem or ""):
+            return f"{self.state}: {self.file}: {self.problem}"  # the problem names the signer already
         return f"{self.state}: {self.file} names {signer}; {self.problem}"
+
+
+class _Listed(Protocol):
+    @property
+    def blob_id(self) -> str | None: ...
+
+
+def listed_by_hub(files: Iterable[_Listed]) -> bool:
+    """Whether the files came with the Hub's listing (blob ids, LFS sha256): a signature matched against it
+    was checked before download. A local snapshot's files carry none: they were read and hashed."""
+    return any(f.blob_id for f in files)
 
 
 # The files of the manifest as the check sees them: path -> (sha256 when the source knows it, size).

@@ -13,7 +13,7 @@ from dataclasses import replace
 from app.core.formats.blobs import SourceBlob
 from app.core.manifest import Manifest
 from app.core.ports import Source
-from app.core.provenance.oms import check_signature
+from app.core.provenance.oms import SIGSTORE_OFFLINE, check_signature
 from app.core.signature import DEFAULT_FILE, MAX_SIGNATURE_BYTES, DeclaredIdentity, SignatureCheck
 
 CHUNK = 1024 * 1024
@@ -42,7 +42,13 @@ def check_source(source: Source, manifest: Manifest, path: str,
 
 def unlisted_check(source: Source, manifest: Manifest) -> SignatureCheck:
     """The step without a policy (or none covering the repo): `model.sig` recorded, verified by nobody."""
-    return check_source(source, manifest, DEFAULT_FILE, ())
+    check = check_source(source, manifest, DEFAULT_FILE, ())
+    if check.state != "unverified" or check.problem == SIGSTORE_OFFLINE:
+        return check
+    repo = manifest.identity.repo_id
+    covered = repo or "a scan without --repo"
+    return replace(check, problem=f"no `signatures` entry of the policy covers {covered}: not verified; "
+                                  "the signer is only as the file claims")
 
 
 def _sha256(source: Source, path: str, size: int) -> str:

@@ -42,6 +42,11 @@ class Decision:
 
 INTERIM_POLICY = PolicyRef("interim-severity", None)
 
+# Reason ids the policy engine itself emits, whatever the policy (a policy rule may not take them: schema.py).
+ENGINE_REASON_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
+                               "signature-invalid", "signature-required", "unsafe-policy", "waiver",
+                               "waiver-expired"})
+
 
 def most_severe(verdicts: list[Verdict], default: Verdict) -> Verdict:
     return max(verdicts, key=lambda v: v.rank, default=default)

@@ -13,6 +13,7 @@ from rich.text import Text
 from app.core.closure import ClosureItem, by_runtime
 from app.core.findings import Finding, Severity
 from app.core.report import Report
+from app.core.signature import listed_by_hub
 
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -95,7 +96,8 @@ def _print_header(report: Report, console: Console) -> None:
         console.print(Text(f"  - [{reason.decision.value}] {reason.rule}: {reason.message}"))
     if report.signature is not None:
         style = {"verified": "green", "invalid": "bold red"}.get(report.signature.state, "dim")
-        console.print(Text.assemble(("signature: ", ""), (report.signature.summary(), style)))
+        summary = report.signature.summary(listed_by_hub(report.files))
+        console.print(Text.assemble(("signature: ", ""), (summary, style)))
 
 
 def _group_by_file(findings: list[Finding]) -> dict[str, list[Finding]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.core.findings import Finding, Severity
 from app.core.lineage_facts import Lineage
@@ -88,6 +88,20 @@ class SignatureFact(_Model):
     mismatched: list[str] = Field(default_factory=list, description="Files whose sha256 differs from the signed one.")
     missing: list[str] = Field(default_factory=list, description="Signed files this commit does not hold.")
     signed_files: int = Field(0, description="Files the signature covers.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _report_shape(cls, data: Any) -> Any:
+        """A report's `signature` object pastes as it stands (a test case's `input.signature`): its derived
+        `present`/`verified` must agree with `state` and are then dropped; `bytes_read` is a cost, not a fact."""
+        if not isinstance(data, Mapping):
+            return data
+        state = data.get("state", "absent")
+        derived = {"present": state != "absent", "verified": state == "verified"}
+        for key, expected in derived.items():
+            if key in data and data[key] is not expected:
+                raise ValueError(f"`{key}: {str(data[key]).lower()}` contradicts `state: {state}`")
+        return {k: v for k, v in data.items() if k not in (*derived, "bytes_read")}
 
     @classmethod
     def of(cls, check: SignatureCheck) -> SignatureFact:

@@ -22,6 +22,7 @@ from app.core.policy.schema_vendors import (
     sorted_identities,
     sorted_patterns,
 )
+from app.core.verdict import ENGINE_REASON_IDS
 
 __all__ = ["Identity", "OrgName", "SignatureRequirement", "SourcePattern"]
 
@@ -35,10 +36,9 @@ Revision = Annotated[str, StringConstraints(pattern=rf"^({COMMIT_HEX}|\*)$")]
 ListName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 Text = Annotated[str, StringConstraints(min_length=1)]
 
-# Reason ids the engine itself emits; a policy rule may not take them.
-RESERVED_RULE_IDS = frozenset({"default", "fail-closed", "floor-critical", "floor-unscanned-code",
-                               "signature-invalid", "signature-required", "unsafe-policy", "waiver",
-                               "waiver-expired"})
+# Reason ids the engine itself emits; a policy rule may not take them (declared beside Reason, so the BOM,
+# which the policy package imports through the signature check, can name them too).
+RESERVED_RULE_IDS = ENGINE_REASON_IDS
 
 
 class _Model(BaseModel):

@@ -7,6 +7,7 @@ documentation: `policies/README.md` is generated from them.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -14,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from app.core.policy.schema_vendors import OrgName
 from app.core.signature import DEFAULT_FILE, DeclaredIdentity
 
-# A repo-relative path (no leading slash and no `..` segment: checked by SignatureRequirement).
-RepoPath = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\\]{1,200}$")]
+# A repo-relative path: no control character or backslash; no leading slash, `..` segment or edge space
+# (checked by SignatureRequirement, to say what a file name must be rather than quote this pattern).
+_REPO_PATH = re.compile(r"[^\x00-\x1f\\]{1,200}")
 Text = Annotated[str, StringConstraints(min_length=1)]
 _CURVES = ("secp256r1", "secp384r1", "secp521r1")  # model-signing's EC key signer supports these
 
@@ -95,12 +97,15 @@ class SignatureRequirement(_Model):
     tier: Literal["vendor-official", "trusted", "third-party"] | None = Field(
         None, description="The tier whose repos it covers.")
     orgs: list[OrgName] = Field(default_factory=list, description="Or the orgs whose repos it covers.")
-    file: RepoPath = Field(DEFAULT_FILE, description="The signature file, repo-relative (OMS's default name).")
+    file: str = Field(DEFAULT_FILE, description="The signature file, repo-relative (OMS's default name).")
     signed_by: list[SignedBy] = Field(min_length=1, description="Who may have signed: any one of them.")
 
     @field_validator("file")
     @classmethod
     def _relative(cls, path: str) -> str:
+        if not _REPO_PATH.fullmatch(path) or path != path.strip():
+            raise ValueError(f"`file` must name the signature file as in the repo, e.g. `model.sig`: 1 to 200 "
+                             f"characters, no backslash, control character or leading/trailing space (got {path!r})")
         if path.startswith("/") or ".." in path.split("/"):
             raise ValueError(f"`file` must be a repo-relative path without `..`: {path!r}")
         return path
@@ -128,6 +133,9 @@ def key_fingerprint(pem: str) -> str:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
+    if "-----BEGIN" not in pem:
+        raise ValueError(f"`key` must be the public key's PEM inline (`key: |` then -----BEGIN PUBLIC KEY-----...), "
+                         f"not a path or a hint: the policy's sha256 covers the key (got {pem.strip()[:60]!r})")
     try:
         key = serialization.load_pem_public_key(pem.encode("utf-8"))
     except (ValueError, TypeError) as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from app.core.manifest import Manifest
 from app.core.policy.facts import PolicyFacts, SignatureFact
-from app.core.policy.identity import tier_of
+from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Policy, SignatureRequirement, TierName
 from app.core.ports import SignatureStep, Source
@@ -46,17 +46,19 @@ def apply_signatures(policy: Policy, facts: PolicyFacts, tier: TierName,
                      ruled: tuple[Verdict, list[Reason]]) -> tuple[Verdict, list[Reason]]:
     """Raise the verdict for an unmet requirement or an invalid signature, recording why."""
     verdict, reasons = ruled
-    added = signature_reasons(policy, facts.signature, facts.repo.org, tier)
+    others = [f.path for f in facts.files if f.path.endswith(".sig")]
+    added = signature_reasons(policy, facts.signature, facts.repo.org, tier, others)
     if not added:
         return verdict, reasons
     return most_severe([verdict, *(r.decision for r in added)], verdict), [*reasons, *added]
 
 
 def signature_reasons(policy: Policy, signature: SignatureFact | None, org: str | None,
-                      tier: TierName) -> list[Reason]:
+                      tier: TierName, sig_files: list[str] | None = None) -> list[Reason]:
+    """``sig_files``: the commit's `*.sig` files, named when the required one is absent."""
     requirement = requirement_for(policy, org, tier)
     if requirement is not None:
-        problem = unmet(requirement, signature)
+        problem = unmet(requirement, signature, sig_files or [])
         if problem is None:
             return []
         scope = f"{tier} repos" if requirement.tier else f"repos of {', '.join(requirement.orgs)}"
@@ -68,17 +70,28 @@ def signature_reasons(policy: Policy, signature: SignatureFact | None, org: str 
     return []
 
 
-def unmet(requirement: SignatureRequirement, signature: SignatureFact | None) -> str | None:
+def unmet(requirement: SignatureRequirement, signature: SignatureFact | None,
+          sig_files: list[str] | None = None) -> str | None:
     """Why ``signature`` does not meet ``requirement`` (None: it does)."""
     if signature is None:
         return "no signature check was recorded for this vet (vet it again)"
     if signature.file != requirement.file:
         return f"the vet checked {signature.file}, not {requirement.file} (vet it again)"
     if signature.state == "absent":
-        return f"the repo has no {requirement.file}: it is not signed"
+        other = next((p for p in sig_files or [] if p != requirement.file), None)
+        hint = f" (found {other}: a `signatures` entry's `file:` names another file)" if other else ""
+        return f"the repo has no {requirement.file}: it is not signed{hint}"
     if signature.state != "verified":
         return signature.problem or f"the signature is {signature.state}"
     matched = signature.signer.matched if signature.signer else None
     if matched not in requirement.labels():
         return f"verified by {matched}, which this requirement does not list (vet it again under this policy)"
     return None
+
+
+def lookalike_signature_orgs(policy: Policy) -> list[str]:
+    """Warnings for `signatures` orgs that imitate a listed org or vendor (`nvidai` for `nvidia`): likely
+    typos, and the requirement then covers the imitator, not the vendor."""
+    return [f"signatures[{i}] lists org {org!r}, a lookalike of {hit}: a typo? it does not cover {hit}'s repos"
+            for i, requirement in enumerate(policy.signatures) for org in requirement.orgs
+            if (hit := lookalike_of(org, policy.tiers, policy.identities))]

@@ -17,7 +17,8 @@ from app.core.findings import Severity
 from app.core.formats.detect import LOADS_THROUGH_PICKLE
 from app.core.provenance.bom_context import BomContext, PolicyRule
 from app.core.report import Report
-from app.core.verdict import Reason, Verdict
+from app.core.signature import listed_by_hub
+from app.core.verdict import ENGINE_REASON_IDS, Reason, Verdict
 
 ASSESSOR = "hfvet:assessor"
 _CONFORMANCE = {Verdict.APPROVE: 1.0, Verdict.REVIEW: 0.5, Verdict.REJECT: 0.0}
@@ -34,19 +35,30 @@ def _rule_ref(report: Report, rule: str) -> str:
 
 
 def definitions(report: Report, ctx: BomContext) -> Definitions:
-    """The policy that decided as a standard: its rules, and the built-in rules a reason names (hfvet's floor,
-    the tier default, waivers), so every reason maps to a requirement."""
+    """The policy that decided as a standard: its rules, and the other rules a reason names (hfvet's floor,
+    the tier default, waivers, signatures; a rule of a policy not at hand), so every reason maps to a
+    requirement."""
     policy = report.decision.policy
     requirements = [_requirement(report, rule) for rule in ctx.rules]
     known = {rule.id for rule in ctx.rules}
     for reason in dict.fromkeys(r.rule for r in report.decision.reasons):
         if reason not in known:
             requirements.append(Requirement(bom_ref=_rule_ref(report, reason), identifier=reason,
-                                            title=f"{reason} (applied by hfvet with every policy)"))
+                                            title=_unlisted_title(report, reason)))
     standard = Standard(bom_ref=policy_ref(report), name=policy.name, version=policy.sha256,
                         description="The hfvet trust policy that decided the verdict (version: its sha256).",
                         owner="hfvet", requirements=requirements)
     return Definitions(standards=[standard])
+
+
+def _unlisted_title(report: Report, rule: str) -> str:
+    """A rule a reason names whose text this document lacks: the engine's own, or the deciding policy's."""
+    policy = report.decision.policy
+    if rule in ENGINE_REASON_IDS:
+        return f"{rule} (applied by hfvet with every policy)"
+    if policy.sha256 is None:
+        return f"{rule} (hfvet's interim severity verdict: no policy)"
+    return f"{rule}: a rule of policy {policy.name} (sha256 {policy.sha256}): its text is not at hand"
 
 
 def _requirement(report: Report, rule: PolicyRule) -> Requirement:
@@ -129,7 +141,7 @@ def _provenance(report: Report) -> list[tuple[str, str, str]]:
     found: list[tuple[str, str, str]] = []
     if report.signature is not None:
         found.append(("publisher-signature", f"publisher signature ({report.signature.file}): "
-                      f"{report.signature.state}", report.signature.summary()))
+                      f"{report.signature.state}", report.signature.summary(listed_by_hub(report.files))))
     lineage = report.lineage
     if lineage is not None and lineage.checked:
         found += [(f"lineage-{n}", line, "by content: files compared by digest with vetted commits in hfvet's store")

@@ -113,6 +113,9 @@ def _verify_any(data: bytes, view: BundleView, identities: Sequence[DeclaredIden
     candidates = [i for i in identities if i.kind == view.kind]
     if view.kind == "key" and not view.identity.startswith("sha256:"):
         return "the key signature carries no key hint (model-signing before 1.0): re-sign it"
+    if view.kind == "key" and f"key {view.identity}" not in {i.label for i in candidates}:
+        # model-signing would only say "Key mismatch": the hint names the key, and it is not listed.
+        return f"not signed by an identity the policy lists: the signature names key {view.identity}"
     errors: list[str] = []
     for identity in candidates:
         try:

@@ -26,16 +26,17 @@ RULES = (
 )
 
 
-def signature_findings(check: SignatureCheck | None) -> list[Finding]:
+def signature_findings(check: SignatureCheck | None, before_download: bool = True) -> list[Finding]:
+    """``before_download``: matched with the Hub's listing (false: a local snapshot's files, hashed)."""
     if check is None or not check.present:
         return []
     signer = check.signer.describe() if check.signer else "no readable signer"
     if check.verified:
         matched = check.signer.matched if check.signer else None
         by = signer if matched == signer else f"{signer} (the policy's {matched})"
+        against = "the Hub's hashes at this commit" if before_download else "the files of this snapshot"
         return [Finding(check.file, NAME, VERIFIED, Severity.INFO,
-                        f"signed by {by}; all {check.signed_files} signed files match the Hub's hashes at this commit",
-                        evidence=signer)]
+                        f"signed by {by}; all {check.signed_files} signed files match {against}", evidence=signer)]
     if check.state == "unverified":
         return [Finding(check.file, NAME, UNVERIFIED, Severity.INFO, f"names {signer}, not verified: {check.problem}",
                         evidence=signer)]

@@ -30,3 +30,13 @@ def test_the_repo_page_shows_the_signature_and_its_problem(store: Store) -> None
     assert "sha256:abc" in signed and "differ from what was signed" in signed
     assert "<code>model.safetensors</code>" in signed
     assert 'data-testid="signature"' not in older
+
+
+def test_an_invalid_signature_by_the_policys_key_is_not_called_verified(store: Store) -> None:
+    by_listed_key = replace(CHECK, signer=Signer("key", "sha256:abc", "key sha256:abc"))
+    save(store, replace(report(REPO, SIGNED, under=policy("default")), signature=by_listed_key))
+    app = create_app(Settings(database_url=store.url, policy="default"), resolve=no_hub)
+    with TestClient(app, base_url="https://testserver") as client:
+        page = client.get(f"/ui/repos/{REPO}?revision={SIGNED}").text
+    assert "verified with the policy" not in page
+    assert "signed with the policy's key sha256:abc, but the files are not as signed" in page
