@@ -81,15 +81,18 @@ def compare(files: Sequence[ContentFile], other: Sequence[ContentFile]) -> Compa
     return Comparison(identical, changed, sorted(mine.keys() - theirs.keys()), sorted(theirs.keys() - mine.keys()))
 
 
-def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent]) -> MirrorFact | None:
-    """The candidate (an approved vendor-official commit) whose bytes these mostly are, or None.
+def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent], *, repo: str) -> MirrorFact | None:
+    """The candidate (an approved vendor-official commit) whose bytes ``repo``'s files mostly are, or None.
 
     A mirror: the byte-identical files hold at least MIRROR_SHARE of this commit's bytes and at least half its
     files; of several, the one sharing the most bytes (then files, then the smallest repo id, for determinism).
+    A repo of ``repo``'s own org is never one: a vendor's repos share bytes, and an org cannot mirror itself.
     """
     total = sum(f.size for f in files) or 1
     best: tuple[tuple[int, int, str], MirrorFact] | None = None
     for candidate in candidates:
+        if same_org(candidate.repo, repo):
+            continue
         seen = compare(files, candidate.files)
         same = set(seen.identical)
         shared = sum(f.size for f in files if f.path in same)
@@ -101,6 +104,11 @@ def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent])
         if best is None or key > best[0]:
             best = (key, fact)
     return best[1] if best else None
+
+
+def same_org(a: str, b: str) -> bool:
+    """Both repo ids name one org (case-insensitively, as the Hub does); never for an id without one."""
+    return "/" in a and "/" in b and a.split("/", 1)[0].casefold() == b.split("/", 1)[0].casefold()
 
 
 def _reverse(text: str) -> str:

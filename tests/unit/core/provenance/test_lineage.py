@@ -37,10 +37,21 @@ def test_a_commit_sharing_too_few_bytes_is_no_mirror() -> None:
     config = ContentFile("c.json", 1, None, "b" * 40)
     vendor = CommitContent("nvidia/x", "a" * 40, (ContentFile("w.bin", 100, "1" * 64), config))
     copy = (ContentFile("w.bin", 100, "2" * 64), config)
-    assert mirror_of(copy, [vendor]) is None
+    assert mirror_of(copy, [vendor], repo="third/copy") is None
     same = (ContentFile("w.bin", 100, "1" * 64), config, ContentFile("x", 2, "3" * 64))
-    fact = mirror_of(same, [vendor])
+    fact = mirror_of(same, [vendor], repo="third/copy")
     assert fact is not None and (fact.identical, fact.total, fact.added) == (2, 3, ["x"])
+
+
+def test_a_repo_of_the_same_org_is_never_a_mirror_source_but_the_best_other_is() -> None:
+    weights, config, card = ContentFile("w.bin", 100, "1" * 64), ContentFile("c.json", 1, "2" * 64), \
+        ContentFile("README.md", 1, "3" * 64)
+    full = CommitContent("nvidia/x", "a" * 40, (weights, config, card))
+    lite = CommitContent("NVIDIA/x-lite", "b" * 40, (weights, config, ContentFile("README.md", 1, "4" * 64)))
+    assert mirror_of(lite.files, [full], repo=lite.repo) is None
+    assert mirror_of(full.files, [lite], repo=full.repo) is None
+    fact = mirror_of(full.files, [lite, full], repo="third/copy")
+    assert fact is not None and fact.repo == "nvidia/x" and fact.changed == []
 
 
 def test_a_base_sharing_only_the_template_digest_is_partial() -> None:
