@@ -96,6 +96,7 @@ def test_a_base_never_vetted_here_cannot_be_checked(world: World) -> None:
     assert lineage.base.claimed == "someone/Unvetted-Base" and lineage.base.status == "not-vetted"
     assert lineage.base.summary == "base someone/Unvetted-Base not vetted here: cannot check"
     assert not lineage.base.verified and lineage.base.sha is None
+    assert lineage.new_files == []  # nothing to be new relative to
 
 
 def test_the_vendor_quant_checks_its_own_card_against_the_base(world: World) -> None:

@@ -117,11 +117,11 @@ def _reverse(text: str) -> str:
 
 def check_base(this: CommitContent, claimed: str, base: CommitContent | None) -> tuple[BaseFact, list[str]]:
     """The claim ``claimed`` checked against the base's newest approved commit (None: not vetted here),
-    and the files new relative to it (every file when it cannot be checked)."""
+    and the files new relative to it (none when it cannot be checked: there is nothing to be new against)."""
     layout = combine(f.layout for f in this.files if f.layout)
     if base is None:
         return (BaseFact(claimed=claimed, status="not-vetted", tensor_count=layout.tensors if layout else 0,
-                         dtypes=list(layout.dtypes) if layout else []), [f.path for f in this.files])
+                         dtypes=list(layout.dtypes) if layout else []), [])
     seen = compare(this.files, base.files)
     shared_files = [p for p in seen.identical if _leaf(p) in IDENTITY_FILES]
     kinds = _shared_kinds(shared_files, bool(this.templates & base.templates))

@@ -63,6 +63,12 @@ def test_a_base_sharing_only_the_template_digest_is_partial() -> None:
     assert fact.status == "partial" and fact.shared == ["template"] and new == ["tokenizer_config.json"]
 
 
+def test_an_unvetted_base_leaves_nothing_new() -> None:
+    this = CommitContent("x/y", "b" * 40, (ContentFile("w.bin", 1, "1" * 64), ContentFile("m.py", 1, "2" * 64)))
+    fact, new = check_base(this, "b/unvetted", None)
+    assert fact.status == "not-vetted" and new == []
+
+
 def test_a_report_from_before_lineage_loads_without_it() -> None:
     old = {"verdict": "approve", "reasons": [], "policy": {"name": "p"}, "findings": [],
            "files": [{"path": "m.safetensors", "size": 1, "format": "safetensors", "scanned": True}],
