@@ -30,11 +30,15 @@ class MirrorFact(_Fact):
 
     @property
     def summary(self) -> str:
+        return f"a mirror of {self.repo} at {self.sha[:12]}: {self.counts}"
+
+    @property
+    def counts(self) -> str:
+        """"41 of 43 files identical, 2 added": the summary after the repo and commit (the dashboard links those)."""
         parts = [f"{len(self.added)} added" if self.added else "", f"{len(self.changed)} changed" if self.changed
                  else "", f"{len(self.missing)} missing" if self.missing else ""]
         tail = ", ".join(p for p in parts if p)
-        return (f"a mirror of {self.repo} at {self.sha[:12]}: {self.identical} of {self.total} files identical"
-                + (f", {tail}" if tail else ""))
+        return f"{self.identical} of {self.total} files identical" + (f", {tail}" if tail else "")
 
 
 class BaseFact(_Fact):

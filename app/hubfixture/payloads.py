@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from app.hubfixture.card import card_data
 from app.hubfixture.meta import DEFAULT_DATE
 from app.hubfixture.repo import Refs, Repo
 from app.hubfixture.snapshot import FileEntry, Snapshot
@@ -30,6 +31,10 @@ def model_info(
         "usedStorage": sum(f.size for f in snap.files),
     }
     data |= repo.meta.snapshot.info | snap.meta.info  # a revision may override card data etc.
+    if "cardData" not in data:
+        card = card_data(snap)  # the Hub's: the README's front matter
+        if card is not None:
+            data["cardData"] = card
     data |= {
         "id": repo.repo_id,
         "modelId": repo.repo_id,

@@ -26,6 +26,7 @@ from app.core.provenance.lineage import (
     check_base,
     claimed_base,
     mirror_of,
+    same_org,
 )
 from app.core.repo_refs import RepoReference
 from app.core.report import FileReport
@@ -47,7 +48,7 @@ class StoreLineage:
     def __call__(self, manifest: Manifest, findings: Sequence[Finding], files: Sequence[FileReport]) -> Lineage:
         repo_id, sha = manifest.identity.repo_id or "", manifest.identity.revision or ""
         this = CommitContent(repo_id, sha, tuple(_content(f) for f in files), _templates(findings))
-        mirror = mirror_of(this.files, self._vendor_candidates(this))
+        mirror = mirror_of(this.files, self._vendor_candidates(this), repo=repo_id)
         claimed = claimed_base(manifest.identity.facts)
         if claimed is None or claimed.casefold() == repo_id.casefold():
             return Lineage(checked=True, mirror=mirror)
@@ -78,7 +79,7 @@ class StoreLineage:
         with self._store.session() as session:
             holding = commits_holding(session, digests, other_than=this.repo or None)
             wanted = [(repo, sha) for repo, sha, matched in holding
-                      if 2 * matched >= len(this.files) and self._vendor(repo)]
+                      if 2 * matched >= len(this.files) and self._vendor(repo) and not same_org(repo, this.repo)]
             found = [CommitContent(repo, sha, tuple(commit_files(session, repo, sha))) for repo, sha in wanted]
         return [c for c in found if self.approved(c.repo, c.sha)]
 

@@ -11,6 +11,7 @@ from app.examples.safetensors_writer import TensorSpec, write_sharded
 
 BASE = "deepseek-ai/DeepSeek-V4-Flash"
 VENDOR_QUANT = "nvidia/DeepSeek-V4-Flash-NVFP4"  # an example repo (app/examples), vendor-official
+VENDOR_LITE = "nvidia/DeepSeek-V4-Flash-NVFP4-Lite"  # the vendor's own repo sharing most of VENDOR_QUANT's bytes
 MIRROR = "mirrorco/DeepSeek-V4-Flash-NVFP4"  # its bytes plus one added file
 QUANT = "quantco/DeepSeek-V4-Flash-FP8"  # the base cast to FP8: same names and shapes, same tokenizer
 IMPOSTOR = "impostor/DeepSeek-V4-Flash-Tuned"  # claims the base, shares nothing with it
@@ -84,6 +85,14 @@ def build_mirror(root: Path) -> None:
     write_hub_meta(target, meta)
 
 
+def build_vendor_lite(root: Path) -> None:
+    """Another repo of the vendor's org: VENDOR_QUANT's bytes with its own card (built after build_mirror)."""
+    target = root / VENDOR_LITE
+    shutil.copytree(root / VENDOR_QUANT, target)
+    write_text(target, "README.md", "# DeepSeek-V4-Flash NVFP4, the lighter card\n")
+    write_hub_meta(target, hub_meta(VENDOR_LITE, tags=["safetensors"], card={"license": "mit"}, **META))  # type: ignore[arg-type]
+
+
 def build_all(root: Path) -> None:
-    for build in (build_base, build_quant, build_impostor, build_orphan, build_mirror):
+    for build in (build_base, build_quant, build_impostor, build_orphan, build_mirror, build_vendor_lite):
         build(root)

@@ -96,6 +96,7 @@ def test_a_base_never_vetted_here_cannot_be_checked(world: World) -> None:
     assert lineage.base.claimed == "someone/Unvetted-Base" and lineage.base.status == "not-vetted"
     assert lineage.base.summary == "base someone/Unvetted-Base not vetted here: cannot check"
     assert not lineage.base.verified and lineage.base.sha is None
+    assert lineage.new_files == []  # nothing to be new relative to
 
 
 def test_the_vendor_quant_checks_its_own_card_against_the_base(world: World) -> None:
@@ -103,6 +104,29 @@ def test_the_vendor_quant_checks_its_own_card_against_the_base(world: World) -> 
     assert lineage is not None and lineage.mirror is None  # not a mirror of itself
     assert lineage.base.claimed == repos.BASE
     assert lineage.base.status == "partial" and lineage.base.tensors == "differ"  # NVFP4 renames and adds tensors
+
+
+MIRROR_RULE = {"id": "vendor-mirror-with-changes", "decision": "review", "description": "a changed vendor copy",
+               "when": 'repo.tier != "vendor-official" && lineage.mirror_of != null'
+                       " && size(lineage.mirror.changed) + size(lineage.mirror.added) > 0"}
+
+
+def test_a_vendor_repo_sharing_bytes_with_its_own_org_is_no_mirror(world: World, tmp_path: Path) -> None:
+    lite = world.vet(repos.VENDOR_LITE, str(_with_rules(world, tmp_path, [MIRROR_RULE])))
+    assert lite.lineage is not None and lite.lineage.mirror is None  # nvidia cannot mirror nvidia
+    assert lite.verdict.value == "approve"
+    mirror = world.vet(repos.MIRROR).lineage  # the third party's copy still names its best match
+    assert mirror is not None and mirror.mirror_of == repos.VENDOR_QUANT and mirror.mirror is not None
+    assert mirror.mirror.changed == []
+
+
+def _with_rules(world: World, tmp_path: Path, rules: list[dict[str, str]]) -> Path:
+    document = yaml.safe_load(world.settings.resolve_policy(Path("default")).read_text())
+    document["name"] = "lineage-rules"
+    document["rules"] += rules
+    path = tmp_path / "lineage-rules.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
 
 
 def test_the_lineage_round_trips_through_the_report_json_and_the_stored_document(world: World) -> None:

@@ -97,7 +97,7 @@ VARIABLES: tuple[Variable, ...] = (
              "`verified`, `partial`, `shares-nothing`), `verified` (bool), `sha`, `shared` (`tokenizer`, "
              "`template`, `config`), `shared_files`, `tensors` (`same`, `same-shapes`, `same-names`, `differ`, "
              "`unknown`), `tensor_count`, `dtypes`, `base_dtypes`) and `new_files` (paths not byte-identical to "
-             "the base's). E.g. a claimed base must check out: "
+             "the base's; empty when no base was checked). E.g. a claimed base must check out: "
              "`lineage.base.claimed != null && lineage.base.status == \"shares-nothing\"`."),
     Variable("signature", "map", "The vendor signature check (docs/provenance.md): `checked` (a check ran), "
              "`present`, `verified` (signed by an identity of the `signatures` entry covering the repo, every file "

@@ -81,15 +81,18 @@ def compare(files: Sequence[ContentFile], other: Sequence[ContentFile]) -> Compa
     return Comparison(identical, changed, sorted(mine.keys() - theirs.keys()), sorted(theirs.keys() - mine.keys()))
 
 
-def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent]) -> MirrorFact | None:
-    """The candidate (an approved vendor-official commit) whose bytes these mostly are, or None.
+def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent], *, repo: str) -> MirrorFact | None:
+    """The candidate (an approved vendor-official commit) whose bytes ``repo``'s files mostly are, or None.
 
     A mirror: the byte-identical files hold at least MIRROR_SHARE of this commit's bytes and at least half its
     files; of several, the one sharing the most bytes (then files, then the smallest repo id, for determinism).
+    A repo of ``repo``'s own org is never one: a vendor's repos share bytes, and an org cannot mirror itself.
     """
     total = sum(f.size for f in files) or 1
     best: tuple[tuple[int, int, str], MirrorFact] | None = None
     for candidate in candidates:
+        if same_org(candidate.repo, repo):
+            continue
         seen = compare(files, candidate.files)
         same = set(seen.identical)
         shared = sum(f.size for f in files if f.path in same)
@@ -103,17 +106,22 @@ def mirror_of(files: Sequence[ContentFile], candidates: Iterable[CommitContent])
     return best[1] if best else None
 
 
+def same_org(a: str, b: str) -> bool:
+    """Both repo ids name one org (case-insensitively, as the Hub does); never for an id without one."""
+    return "/" in a and "/" in b and a.split("/", 1)[0].casefold() == b.split("/", 1)[0].casefold()
+
+
 def _reverse(text: str) -> str:
     return "".join(chr(0x10FFFF - ord(c)) for c in text)  # the smaller id wins a tie under max()
 
 
 def check_base(this: CommitContent, claimed: str, base: CommitContent | None) -> tuple[BaseFact, list[str]]:
     """The claim ``claimed`` checked against the base's newest approved commit (None: not vetted here),
-    and the files new relative to it (every file when it cannot be checked)."""
+    and the files new relative to it (none when it cannot be checked: there is nothing to be new against)."""
     layout = combine(f.layout for f in this.files if f.layout)
     if base is None:
         return (BaseFact(claimed=claimed, status="not-vetted", tensor_count=layout.tensors if layout else 0,
-                         dtypes=list(layout.dtypes) if layout else []), [f.path for f in this.files])
+                         dtypes=list(layout.dtypes) if layout else []), [])
     seen = compare(this.files, base.files)
     shared_files = [p for p in seen.identical if _leaf(p) in IDENTITY_FILES]
     kinds = _shared_kinds(shared_files, bool(this.templates & base.templates))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +44,22 @@ def _block(html: str, testid: str) -> str:
 def test_the_repo_page_shows_a_mirror_with_its_counts(client: TestClient) -> None:
     html = client.get(f"/ui/repos/{repos.MIRROR}").text
     mirror = _block(html, "lineage-mirror")
-    assert f"a mirror of {repos.VENDOR_QUANT} at" in mirror and "1 added" in mirror and "MIRROR.md" in mirror
+    assert f">{repos.VENDOR_QUANT}</a> at" in mirror and "1 added" in mirror and "MIRROR.md" in mirror
+    line = _line(html, "lineage-mirror")
+    expected = rf"Mirror of {re.escape(repos.VENDOR_QUANT)} at [0-9a-f]{{7,12}}: \d+ of \d+ files identical, 1 added"
+    assert re.match(expected, line), line  # the label reads once: not "Mirror of a mirror of"
+
+
+def test_no_mirror_reads_plainly(client: TestClient) -> None:
+    line = _line(client.get(f"/ui/repos/{repos.QUANT}").text, "lineage-mirror")
+    assert line.startswith("Mirror of none: no approved vendor-official repo"), line
+
+
+def _line(html: str, testid: str) -> str:
+    """The label and value of a fact as a reader sees them, tags dropped."""
+    label = html.split(f'data-testid="{testid}"', 1)[0].rsplit("<dt>", 1)[1].split("</dt>", 1)[0]
+    value = _block(html, testid).split(">", 1)[1]
+    return " ".join(re.sub(r"<[^>]+>", "", f"{label} {value}").split())
 
 
 def test_the_repo_page_shows_the_base_claim_and_the_new_files(client: TestClient) -> None:

@@ -37,10 +37,21 @@ def test_a_commit_sharing_too_few_bytes_is_no_mirror() -> None:
     config = ContentFile("c.json", 1, None, "b" * 40)
     vendor = CommitContent("nvidia/x", "a" * 40, (ContentFile("w.bin", 100, "1" * 64), config))
     copy = (ContentFile("w.bin", 100, "2" * 64), config)
-    assert mirror_of(copy, [vendor]) is None
+    assert mirror_of(copy, [vendor], repo="third/copy") is None
     same = (ContentFile("w.bin", 100, "1" * 64), config, ContentFile("x", 2, "3" * 64))
-    fact = mirror_of(same, [vendor])
+    fact = mirror_of(same, [vendor], repo="third/copy")
     assert fact is not None and (fact.identical, fact.total, fact.added) == (2, 3, ["x"])
+
+
+def test_a_repo_of_the_same_org_is_never_a_mirror_source_but_the_best_other_is() -> None:
+    weights, config, card = ContentFile("w.bin", 100, "1" * 64), ContentFile("c.json", 1, "2" * 64), \
+        ContentFile("README.md", 1, "3" * 64)
+    full = CommitContent("nvidia/x", "a" * 40, (weights, config, card))
+    lite = CommitContent("NVIDIA/x-lite", "b" * 40, (weights, config, ContentFile("README.md", 1, "4" * 64)))
+    assert mirror_of(lite.files, [full], repo=lite.repo) is None
+    assert mirror_of(full.files, [lite], repo=full.repo) is None
+    fact = mirror_of(full.files, [lite, full], repo="third/copy")
+    assert fact is not None and fact.repo == "nvidia/x" and fact.changed == []
 
 
 def test_a_base_sharing_only_the_template_digest_is_partial() -> None:
@@ -50,6 +61,12 @@ def test_a_base_sharing_only_the_template_digest_is_partial() -> None:
                          frozenset({"t"}))
     fact, new = check_base(this, "b/base", base)
     assert fact.status == "partial" and fact.shared == ["template"] and new == ["tokenizer_config.json"]
+
+
+def test_an_unvetted_base_leaves_nothing_new() -> None:
+    this = CommitContent("x/y", "b" * 40, (ContentFile("w.bin", 1, "1" * 64), ContentFile("m.py", 1, "2" * 64)))
+    fact, new = check_base(this, "b/unvetted", None)
+    assert fact.status == "not-vetted" and new == []
 
 
 def test_a_report_from_before_lineage_loads_without_it() -> None:
