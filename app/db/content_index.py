@@ -35,18 +35,19 @@ def _digests(f: StoredFile) -> tuple[str, ...]:
     return ContentFile(f.path, f.size, f.sha256, f.blob_id).digests()
 
 
-def commits_holding(session: Session, digests: Sequence[str], *, other_than: str | None = None,
+def commits_holding(session: Session, digests: Sequence[str], *, outside_org: str | None = None,
                     limit: int = 20) -> list[tuple[str, str, int]]:
     """The commits holding any of ``digests``, as (repo id, sha, files matched), most matches first.
 
-    ``other_than``: a repo id left out (a commit is trivially identical to itself)."""
+    ``outside_org``: the repos of this org are left out in the query itself (a repo is trivially identical to
+    itself, and an org's own repos share bytes: left to the ranking, they could fill all ``limit`` places)."""
     counts: dict[tuple[str, str], set[str]] = {}
     wanted = sorted(set(digests))
     for start in range(0, len(wanted), MAX_DIGESTS):
         query = select(ContentRow.repo_id, ContentRow.sha, ContentRow.path).where(
             ContentRow.digest.in_(wanted[start:start + MAX_DIGESTS]))
-        if other_than is not None:
-            query = query.where(ContentRow.repo_id != other_than)
+        if outside_org is not None:
+            query = query.where(~func.lower(ContentRow.repo_id).startswith(f"{outside_org.lower()}/", autoescape=True))
         for repo_id, sha, path in session.execute(query):
             counts.setdefault((repo_id, sha), set()).add(path)
     ranked = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))

@@ -77,7 +77,8 @@ class StoreLineage:
         if not digests:
             return []
         with self._store.session() as session:
-            holding = commits_holding(session, digests, other_than=this.repo or None)
+            org = this.repo.partition("/")[0] if this.repo else None
+            holding = commits_holding(session, digests, outside_org=org)
             wanted = [(repo, sha) for repo, sha, matched in holding
                       if 2 * matched >= len(this.files) and self._vendor(repo) and not same_org(repo, this.repo)]
             found = [CommitContent(repo, sha, tuple(commit_files(session, repo, sha))) for repo, sha in wanted]
