@@ -45,8 +45,8 @@ class BaseFact(_Fact):
     claimed: str | None = Field(None, description="The card's `base_model` (the first, when it lists several).")
     status: BaseStatus = Field("none", description="none, not-vetted, verified, partial, shares-nothing.")
     sha: str | None = Field(None, description="The base's newest approved vetted commit compared with.")
-    shared: list[str] = Field(default_factory=list, description="What is byte-identical: tokenizer, template, "
-                              "config (the kinds), then the paths.")
+    shared: list[str] = Field(default_factory=list, description="What is byte-identical, by kind: tokenizer, "
+                              "template, config (config.json itself), generation-config, preprocessor-config.")
     shared_files: list[str] = Field(default_factory=list, description="Identity files byte-identical to the base's.")
     tensors: TensorMatch = Field("unknown", description="Safetensors layout against the base's.")
     tensor_count: int = Field(0, description="Tensors here (safetensors files).")

@@ -73,11 +73,12 @@ def test_a_quantized_derivative_verifies_its_base_claim_and_lists_what_is_new(wo
     assert lineage is not None and lineage.mirror is None
     base = lineage.base
     assert base.claimed == repos.BASE and base.status == "verified" and base.verified
-    assert base.shared == ["tokenizer", "template", "config"]  # generation_config.json; config.json differs
+    assert base.shared == ["tokenizer", "template", "generation-config"]  # config.json differs: no `config`
     assert {"tokenizer.json", "tokenizer_config.json", "generation_config.json"} == set(base.shared_files)
     assert base.tensors == "same-shapes" and base.tensor_count == 5
     assert base.dtypes == ["F8_E4M3"] and base.base_dtypes == ["BF16"]
-    assert base.summary == (f"claims base {repos.BASE}: shares tokenizer, template and config; same tensor names (5); "
+    assert base.summary == (f"claims base {repos.BASE}: shares tokenizer, template and generation-config; "
+                            "same tensor names (5); "
                             "dtypes differ (quantized)")
     assert "config.json" in lineage.new_files and "hf_quant_config.json" in lineage.new_files
     assert "model-00001-of-00001.safetensors" in lineage.new_files and "tokenizer.json" not in lineage.new_files

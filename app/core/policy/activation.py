@@ -95,7 +95,8 @@ VARIABLES: tuple[Variable, ...] = (
              "`total`, `added`, `changed`, `missing`), `base` (the card's `base_model` checked against that "
              "repo's newest approved vetted commit: `claimed` (or null), `status` (`none`, `not-vetted`, "
              "`verified`, `partial`, `shares-nothing`), `verified` (bool), `sha`, `shared` (`tokenizer`, "
-             "`template`, `config`), `shared_files`, `tensors` (`same`, `same-shapes`, `same-names`, `differ`, "
+             "`template`, `config` (config.json itself), `generation-config`, `preprocessor-config`), "
+             "`shared_files`, `tensors` (`same`, `same-shapes`, `same-names`, `differ`, "
              "`unknown`), `tensor_count`, `dtypes`, `base_dtypes`) and `new_files` (paths not byte-identical to "
              "the base's; empty when no base was checked). E.g. a claimed base must check out: "
              "`lineage.base.claimed != null && lineage.base.status == \"shares-nothing\"`."),

@@ -141,10 +141,16 @@ def _leaf(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+# What a shared identity file says. `config` is config.json alone (the architecture): a quant usually changes it
+# (its quantization_config), and a copied generation_config.json must not read as a shared architecture.
+_KINDS = (("tokenizer", TOKENIZER_FILES), ("template", TEMPLATE_FILES), ("config", frozenset({"config.json"})),
+          ("generation-config", frozenset({"generation_config.json"})),
+          ("preprocessor-config", frozenset({"preprocessor_config.json"})))
+
+
 def _shared_kinds(shared_files: Sequence[str], same_template: bool) -> list[str]:
     leaves = {_leaf(p) for p in shared_files}
-    kinds = [kind for kind, names in (("tokenizer", TOKENIZER_FILES), ("template", TEMPLATE_FILES),
-                                      ("config", CONFIG_FILES)) if leaves & names]
+    kinds = [kind for kind, names in _KINDS if leaves & names]
     if same_template and "template" not in kinds:
         kinds.insert(1 if "tokenizer" in kinds else 0, "template")
     return kinds

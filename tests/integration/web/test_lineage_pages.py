@@ -65,7 +65,8 @@ def _line(html: str, testid: str) -> str:
 def test_the_repo_page_shows_the_base_claim_and_the_new_files(client: TestClient) -> None:
     html = client.get(f"/ui/repos/{repos.QUANT}").text
     assert 'data-status="verified"' in html
-    assert "shares tokenizer, template and config; same tensor names (5); dtypes differ" in _block(html, "lineage-base")
+    said = "shares tokenizer, template and generation-config; same tensor names (5); dtypes differ"
+    assert said in _block(html, "lineage-base")
     new = _block(html, "lineage-new")
     assert "<code>hf_quant_config.json</code>" in new and "tokenizer.json" not in new
     assert 'data-testid="base-diff-link"' in new
@@ -87,6 +88,8 @@ def test_the_diff_page_compares_a_commit_with_its_claimed_base(client: TestClien
     missing = view.split('data-testid="base-missing"', 1)[1].split("</ul>", 1)[0]
     assert "model-00001-of-00002.safetensors" in missing  # the base's shards, resharded here
     assert 'data-testid="empty"' not in html
+    form = html.split('<form method="get"', 1)[1].split("</form>", 1)[0]  # one commit here; no From/To pair
+    assert 'name="base" value="1"' in form and 'name="from"' not in form and "Compare with its base" in form
 
 
 def test_the_diff_page_says_when_the_base_is_not_vetted(client: TestClient) -> None:
