@@ -59,7 +59,7 @@ def gate_cmd(
         exit_codes.fail(*lines)  # the local path's Settings() checks its own
     doc = exit_codes.guard(
         lambda: _remote(where.server, where.token, repo, revision) if where.server else _local(repo, revision))
-    raise typer.Exit(print_answer(doc, fmt, repo, revision, _styled))
+    raise typer.Exit(print_answer(doc, fmt, repo, revision, _styled, where.server))
 
 
 def _remote(server: str, token: str | None, repo: str, revision: str | None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.cli import exit_codes
 from app.core.ids import is_commit
+from app.redact import mask_url
 
 # The answer's status code as a sentence says it ("is not vetted", not "is not-vetted").
 _STATUS_PHRASE = {"not-vetted": "is not vetted", "moved": "has moved past the newest approved commit",
@@ -30,11 +31,12 @@ def exit_for(doc: dict[str, Any]) -> int:
     return _EXIT.get(str(status), exit_codes.EXIT_ERROR)
 
 
-def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[str]:
+def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None, server: str | None = None) -> list[str]:
     """``refused: ORG/NAME@REV is STATUS (VERDICT) under policy P``, then one ``  - reason`` each.
 
     A commit waiting for review says so and ends with the `hfvet review` that decides it; a repo
-    asked without a revision that has no vetted commit says ``no commit of ORG/NAME is vetted``.
+    asked without a revision that has no vetted commit says ``no commit of ORG/NAME is vetted``. Asked of a
+    ``server``, the `hfvet review` names it too: the decision is made there, not in a local store.
     """
     name, sha = doc.get("repo") or repo, doc.get("revision") or revision
     policy = (doc.get("policy") or {}).get("name", "?")
@@ -44,13 +46,14 @@ def refusal_lines(doc: dict[str, Any], repo: str, revision: str | None) -> list[
         return [f"refused: no commit of {name} is vetted under policy {policy}", *reasons]
     if status == "denied" and verdict == "review":
         return [f"refused: {name}@{sha} is waiting for review under policy {policy}", *reasons,
-                f'  - approve or reject it: hfvet review {name} --revision {sha} --approve|--reject --reason "..."']
+                f'  - approve or reject it: hfvet review {name} --revision {sha} --approve|--reject --reason "..."'
+                + (f" --server {mask_url(server)}" if server else "")]
     said = f"{_STATUS_PHRASE.get(status, f'is {status}')}" + (f" ({verdict})" if verdict is not None else "")
     return [f"refused: {name}@{sha or '(newest approved)'} {said} under policy {policy}", *reasons]
 
 
 def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
-                 explain: Callable[[list[str]], None] | None = None) -> int:
+                 explain: Callable[[list[str]], None] | None = None, server: str | None = None) -> int:
     """Print what `hfvet gate` prints for ``doc`` and return its exit code: the JSON (``fmt`` json) or the
     approved sha on stdout; for a refusal, ``refusal_lines`` through ``explain`` (default: plain, on stderr)."""
     code = exit_for(doc)
@@ -60,7 +63,7 @@ def print_answer(doc: dict[str, Any], fmt: str, repo: str, revision: str | None,
     elif code == exit_codes.EXIT_OK:
         sys.stdout.write(doc["revision"] + "\n")
     if code != exit_codes.EXIT_OK:
-        (explain or _plain)(refusal_lines(doc, repo, revision))
+        (explain or _plain)(refusal_lines(doc, repo, revision, server))
     return code
 
 

@@ -81,4 +81,4 @@ def run(args: GateArgs) -> int:
     except HfvetError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exit_codes.EXIT_ERROR
-    return print_answer(doc, args.fmt, args.repo, args.revision)
+    return print_answer(doc, args.fmt, args.repo, args.revision, server=args.server)

@@ -18,6 +18,9 @@ def test_a_commit_waiting_for_review_says_so_and_how_to_decide_it() -> None:
         '--reason "..."',
     ]
 
+    through = refusal_lines(doc, "nvidia/Custom-Code", None, "http://ops:s3cret@hfvet:8000")  # decided there
+    assert through[-1].endswith('--reason "..." --server http://ops:***@hfvet:8000')
+
 
 def test_a_rejected_commit_is_denied() -> None:
     doc = {"repo": "o/n", "revision": SHA, "status": "denied", "verdict": "reject", "policy": POLICY, "reasons": []}
