@@ -109,7 +109,7 @@ def serve(
             hub_port = sockets[1].getsockname()[1]
         sys.setswitchinterval(LOOP_GIL_WAIT_SECONDS)
         api = create_app(settings, hub_port=hub_port)
-        for line in startup_lines(settings, host, port, hub_port, signs=signs):
+        for line in startup_lines(settings, host, port, hub_port, signs=signs, policy=_policy_named(settings)):
             typer.echo(line, err=True)
         run_until_stopped(api, sockets=sockets, host=host, port=port, log_level="info", access_log=access_log,
                           http=header_limited(settings.max_header_bytes, settings.max_headers),
@@ -117,10 +117,19 @@ def serve(
                           timeout_graceful_shutdown=settings.shutdown_timeout)
 
 
+def _policy_named(settings: Settings) -> str:
+    """The active policy as the start lines name it (loaded as the app will load it; parsed once, cached)."""
+    from app.services.policies import active_policy
+
+    policy = exit_codes.guard(lambda: active_policy(settings))
+    return f"{policy.name} (sha256 {policy.sha256[:12]})"
+
+
 def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None = None,
-                  signs: str | None = None) -> list[str]:
-    """What this server uses and where to find it: the hub, the store (password masked), the dashboard, the
-    Hub endpoint clients point HF_ENDPOINT at, and whether it signs attestations (``signs``: the key id)."""
+                  signs: str | None = None, policy: str | None = None) -> list[str]:
+    """What this server uses and where to find it: the hub, the store (password masked), the active policy
+    (``policy``: its name and sha256), the dashboard, the Hub endpoint clients point HF_ENDPOINT at, and
+    whether it signs attestations (``signs``: the key id)."""
     from app.redact import mask_url
     from app.sources.hub import endpoint_of
 
@@ -130,6 +139,7 @@ def startup_lines(settings: Settings, host: str, port: int, hub_port: int | None
     hub_from = "HF_ENDPOINT" if settings.hf_endpoint else "the default; set HF_ENDPOINT for a mirror"
     return [f"hfvet serve: hub {hub} ({hub_from})",
             f"hfvet serve: store {mask_url(settings.store_url())} (HFVET_DATABASE_URL)",
+            *([f"hfvet serve: policy {policy} (HFVET_POLICY; GET /policy)"] if policy else []),
             f"hfvet serve: dashboard {origin}/ui/ , API {origin}/ (docs/api.md)",
             f"hfvet serve: attestations signed with key {signs[:16]} (HFVET_ATTESTATION_KEY; public key at "
             f"{origin}/attestations/key)" if signs else

@@ -48,6 +48,9 @@ def test_serve_says_which_hub_store_and_dashboard_it_uses_with_the_password_mask
     assert "postgresql+psycopg://hfvet:***@db/hfvet" in lines and "s3cret" not in lines
     assert "http://127.0.0.1:8123/ui/" in lines
     assert "attestations: none signed (HFVET_ATTESTATION_KEY unset" in lines
+    assert "policy" not in lines  # named only when given
+    named = "\n".join(startup_lines(settings, "127.0.0.1", 8123, policy="default (sha256 0123456789ab)"))
+    assert "hfvet serve: policy default (sha256 0123456789ab) (HFVET_POLICY; GET /policy)" in named
     signing = "\n".join(startup_lines(settings, "127.0.0.1", 8123, signs="ab" * 32))
     assert "attestations signed with key abababababababab (HFVET_ATTESTATION_KEY" in signing
 
