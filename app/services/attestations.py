@@ -10,6 +10,7 @@ from app.core.provenance.envelope import SigningKey
 from app.db import attestations as rows
 from app.db.attestations import StoredAttestation
 from app.db.commits import has_reports, vetted_commits
+from app.db.reviews import withdrawn_approval
 from app.db.session import Store
 from app.errors import HfvetError
 from app.services.commits import vetted_commit
@@ -41,7 +42,11 @@ def newest_envelope(store: Store, repo: str, revision: str, kind: str = "verdict
         raise NoAttestation(f"kind must be verdict or review, not {kind[:20]!r}")
     sha = vetted_sha(store, repo, revision)
     with store.session() as session:
-        found = rows.newest(session, repo, sha, kind)
+        withdrawn = withdrawn_approval(session, repo, sha) if kind == "review" else None
+        found = None if withdrawn is not None else rows.newest(session, repo, sha, kind)
+    if withdrawn is not None:  # the newest review attestation approves an older verdict statement
+        raise NoAttestation(f"no review attestation applies to {repo}@{sha}'s newest verdict: the approval by "
+                            f"{withdrawn.reviewer} ({withdrawn.role}) was withdrawn by a re-vet: {withdrawn.withdrawn}")
     if found is None:
         raise NoAttestation(_none_of(store, repo, sha, kind))
     return found
@@ -78,17 +83,23 @@ def vetted_sha(store: Store, repo: str, revision: str) -> str:
 
 def attest_stored(store: Store, signer: SigningKey, repo: str, revision: str | None = None) -> Signed:
     """Sign every stored report of ``repo`` (at ``revision``, when given) that has no verdict attestation yet,
-    then every stored review with none (each names its report's verdict statement, as when signed on store)."""
+    then every stored review with none (each names its report's verdict statement, as when signed on store),
+    then each review carried to a re-vet that has none: to the reports just signed and each commit's newest."""
     sha = None if revision is None else vetted_sha(store, repo, revision)
     signed = Signed([], [])
     with store.session() as session:
         if sha is None and not has_reports(session, repo):
             raise CommitNotVetted(f"{repo} has never been vetted (no stored report): nothing to attest; "
                                   "check the repo id, or vet it first")
-        for report_id in rows.unattested_reports(session, repo, sha):
-            signed.verdicts.append(_made(rows.attest_report(session, report_id, signer), signer))
+        reports = rows.unattested_reports(session, repo, sha)
+        for report_id in reports:  # carried reviews after the reviews: they name the human review's statement
+            signed.verdicts.append(_made(rows.attest_report(session, report_id, signer, carry=False), signer))
         for review_id in rows.unattested_reviews(session, repo, sha):
             signed.reviews.append(_made(rows.attest_review(session, review_id, signer), signer))
+        for report_id in dict.fromkeys([*reports, *rows.newest_reports(session, repo, sha)]):
+            carried = rows.attest_carried(session, report_id, signer)
+            if carried is not None:
+                signed.reviews.append(carried)
     return signed
 
 
