@@ -157,6 +157,12 @@ def newest_verdicts(session: Session, repo_id: str) -> dict[str, StoredAttestati
     return {row.sha: _stored(row) for row in session.execute(query).scalars()}
 
 
+def reviewed_commits(session: Session, repo_id: str) -> set[str]:
+    """The commits of ``repo_id`` with a review attestation (for the repo page)."""
+    query = select(AttestationRow.sha).where(AttestationRow.repo_id == repo_id, AttestationRow.kind == "review")
+    return set(session.execute(query.distinct()).scalars())
+
+
 def unattested_reports(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
     """The ids of ``repo_id``'s stored reports (at ``sha``, when given) with no verdict attestation, oldest first."""
     signed = select(AttestationRow.report_pk).where(AttestationRow.kind == "verdict")

@@ -16,7 +16,7 @@ from app.errors import HfvetError
 from app.services.commits import vetted_commit
 
 __all__ = ["CommitNotVetted", "NoAttestation", "Signed", "StoredAttestation", "attest_stored", "commit_attestations",
-           "newest_envelope", "public_key_pem", "repo_attestations", "vetted_sha"]
+           "newest_envelope", "public_key_pem", "repo_attestations", "review_attested_commits", "vetted_sha"]
 
 NO_KEY = ("this hfvet signs no attestations: HFVET_ATTESTATION_KEY is not set "
           "(create a key with `hfvet keys create`, then set it and restart)")
@@ -62,6 +62,12 @@ def repo_attestations(store: Store, repo: str) -> dict[str, StoredAttestation]:
     """Each attested commit of ``repo`` -> its newest verdict attestation (the dashboard's repo page)."""
     with store.session() as session:
         return rows.newest_verdicts(session, repo)
+
+
+def review_attested_commits(store: Store, repo: str) -> set[str]:
+    """The commits of ``repo`` with a review attestation (the dashboard links it beside the verdict's)."""
+    with store.session() as session:
+        return rows.reviewed_commits(session, repo)
 
 
 def public_key_pem(store: Store) -> bytes:
