@@ -62,7 +62,8 @@ def attest_cmd(
     verdicts stored before the key was configured. Its statement says when the verdict was made, not when
     it was signed. With --revision, the commit's newest verdict attestation (DSSE JSON) goes to stdout or --out.
 
-    Stored reviews without a review attestation are signed too (each names its verdict's statement).
+    Stored reviews without a review attestation are signed too (each names its verdict's statement), and
+    a review carried to a commit's newest re-vet without one (marked carriedBy: hfvet, docs/provenance.md).
     An expired key still prints (--revision) what was signed before.
 
     Exit 4: the repo (or --revision) was never vetted. Exit 2: no such key, nothing attested for

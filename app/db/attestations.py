@@ -2,6 +2,10 @@
 
 The envelope is stored as text, byte for byte as it is served: a verdict changed in the database later
 does not change its attestation, so a verifier sees the disagreement (docs/provenance.md).
+
+A review carried to a re-vet of its commit (app.core.review_carry) is signed again for the re-vet's verdict
+statement when that verdict is signed, saying it was carried and from which review; its row's ``review_pk``
+is the human review's id, its ``report_pk`` the re-vet's report.
 """
 
 from __future__ import annotations
@@ -18,9 +22,17 @@ from sqlalchemy.orm import Session
 
 from app import __version__
 from app.core.provenance.envelope import SigningKey, sign
-from app.core.provenance.statement import ReviewFacts, canonical, digest_of, review_statement, verdict_statement
+from app.core.provenance.statement import (
+    Carried,
+    ReviewFacts,
+    canonical,
+    digest_of,
+    review_statement,
+    verdict_statement,
+)
 from app.db.joins import reports_of
 from app.db.models import AttestationRow, RepoRow, ReportRow, ReviewRow, RevisionRow
+from app.db.reviews import carried_review
 
 log = logging.getLogger(__name__)
 KINDS = ("verdict", "review")
@@ -39,8 +51,10 @@ class StoredAttestation:
     signed_at: datetime
 
 
-def attest_report(session: Session, report_id: int, signer: SigningKey | None) -> StoredAttestation | None:
-    """Sign the stored report ``report_id`` (None: no key, or the key expired, so nothing is signed)."""
+def attest_report(session: Session, report_id: int, signer: SigningKey | None, *,
+                  carry: bool = True) -> StoredAttestation | None:
+    """Sign the stored report ``report_id`` (None: no key, or the key expired, so nothing is signed); with
+    ``carry``, also the review carried to it from an earlier report of the commit (attest_carried)."""
     signer = _usable(signer)
     if signer is None:
         return None
@@ -48,8 +62,11 @@ def attest_report(session: Session, report_id: int, signer: SigningKey | None) -
         reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id).where(ReportRow.id == report_id)).one()
     statement = verdict_statement(row.document, decided_at=row.decided_at, hfvet_version=__version__,
                                   key=signer.validity)
-    return _add(session, AttestationRow(report_pk=row.id, kind="verdict", repo_id=repo_id, sha=sha,
+    made = _add(session, AttestationRow(report_pk=row.id, kind="verdict", repo_id=repo_id, sha=sha,
                                         key_id=signer.key_id, envelope=sign(statement, signer)))
+    if carry:
+        attest_carried(session, report_id, signer)
+    return made
 
 
 def attest_review(session: Session, review_id: int, signer: SigningKey | None) -> StoredAttestation | None:
@@ -60,17 +77,49 @@ def attest_review(session: Session, review_id: int, signer: SigningKey | None) -
     review = session.get(ReviewRow, review_id)
     if review is None:
         raise ValueError(f"no review {review_id}")
+    return _sign_review(session, review, review.report_pk, None, signer)
+
+
+def attest_carried(session: Session, report_id: int, signer: SigningKey | None) -> StoredAttestation | None:
+    """Sign the review carried to ``report_id`` (app.db.reviews.carried_review) for its verdict statement, unless
+    none applies, its verdict is unsigned, or it is signed already. A withdrawn approval carries nothing."""
+    signer = _usable(signer)
+    review = None if signer is None else carried_review(session, report_id)
+    if signer is None or review is None or _review_rows(session, review.id, report_id) is not None:
+        return None
+    original = _review_rows(session, review.id, review.report_id)
+    row = session.get(ReviewRow, review.id)
+    if row is None or _verdict_of(session, report_id) is None:
+        return None
+    carried = Carried(review.id, None if original is None else payload_sha256(original.envelope))
+    return _sign_review(session, row, report_id, carried, signer)
+
+
+def _sign_review(session: Session, review: ReviewRow, report_id: int, carried: Carried | None,
+                 signer: SigningKey) -> StoredAttestation:
+    """Sign ``review`` as applying to ``report_id`` (its own report, or one it was ``carried`` to)."""
     report, sha, repo_id = session.execute(
-        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id).where(ReportRow.id == review.report_pk)).one()
-    verdict = _newest(session, select(AttestationRow).where(AttestationRow.report_pk == report.id,
-                                                              AttestationRow.kind == "verdict"))
+        reports_of(ReportRow, RevisionRow.sha, RepoRow.repo_id).where(ReportRow.id == report_id)).one()
+    verdict = _verdict_of(session, report.id)
     facts = ReviewFacts(review.decision, review.reason, review.reviewer, review.role, review.at, review.verdict,
                         review.policy_sha256)
     statement = review_statement(repo_id, sha, report.document.get("files") or [], facts,
                                  verdict_statement_sha256=None if verdict is None else payload_sha256(verdict.envelope),
-                                 key=signer.validity)
+                                 key=signer.validity, carried=carried)
     return _add(session, AttestationRow(report_pk=report.id, review_pk=review.id, kind="review", repo_id=repo_id,
                                         sha=sha, key_id=signer.key_id, envelope=sign(statement, signer)))
+
+
+def _verdict_of(session: Session, report_id: int) -> StoredAttestation | None:
+    return _newest(session, select(AttestationRow).where(AttestationRow.report_pk == report_id,
+                                                           AttestationRow.kind == "verdict"))
+
+
+def _review_rows(session: Session, review_id: int, report_id: int) -> StoredAttestation | None:
+    """The newest attestation of review ``review_id`` as applying to ``report_id``."""
+    return _newest(session, select(AttestationRow).where(AttestationRow.kind == "review",
+                                                           AttestationRow.review_pk == review_id,
+                                                           AttestationRow.report_pk == report_id))
 
 
 def payload_sha256(envelope: str) -> str:
@@ -108,6 +157,12 @@ def newest_verdicts(session: Session, repo_id: str) -> dict[str, StoredAttestati
     return {row.sha: _stored(row) for row in session.execute(query).scalars()}
 
 
+def reviewed_commits(session: Session, repo_id: str) -> set[str]:
+    """The commits of ``repo_id`` with a review attestation (for the repo page)."""
+    query = select(AttestationRow.sha).where(AttestationRow.repo_id == repo_id, AttestationRow.kind == "review")
+    return set(session.execute(query.distinct()).scalars())
+
+
 def unattested_reports(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
     """The ids of ``repo_id``'s stored reports (at ``sha``, when given) with no verdict attestation, oldest first."""
     signed = select(AttestationRow.report_pk).where(AttestationRow.kind == "verdict")
@@ -119,13 +174,25 @@ def unattested_reports(session: Session, repo_id: str, sha: str | None = None) -
 
 def unattested_reviews(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
     """The ids of ``repo_id``'s stored reviews (at ``sha``, when given) with no review attestation, oldest first."""
-    signed = select(AttestationRow.review_pk).where(AttestationRow.kind == "review",
-                                                    AttestationRow.review_pk.is_not(None))
+    signed = select(AttestationRow.id).where(  # on its own report: a carried one is another report's
+        AttestationRow.kind == "review", AttestationRow.review_pk == ReviewRow.id,
+        AttestationRow.report_pk == ReviewRow.report_pk)
     query = (reports_of(ReviewRow.id).join(ReviewRow, ReviewRow.report_pk == ReportRow.id)
-             .where(RepoRow.repo_id == repo_id, ReviewRow.id.not_in(signed)))
+             .where(RepoRow.repo_id == repo_id, ~signed.exists()))
     if sha is not None:
         query = query.where(RevisionRow.sha == sha)
     return list(session.execute(query.order_by(ReviewRow.at, ReviewRow.id)).scalars())
+
+
+def newest_reports(session: Session, repo_id: str, sha: str | None = None) -> list[int]:
+    """The newest report of each commit of ``repo_id`` (of ``sha`` only, when given): what the gate answers from."""
+    query = reports_of(ReportRow.id, RevisionRow.sha).where(RepoRow.repo_id == repo_id)
+    if sha is not None:
+        query = query.where(RevisionRow.sha == sha)
+    newest: dict[str, int] = {}
+    for report_id, commit in session.execute(query.order_by(ReportRow.decided_at, ReportRow.id)):
+        newest[commit] = report_id
+    return list(newest.values())
 
 
 def _usable(signer: SigningKey | None) -> SigningKey | None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.core.review import Review
+from app.core.review import Review, covers
 from app.core.review_carry import CommitReport, Item, carry_reviews, review_items
 from app.db.joins import reports_of
 from app.db.models import AuditRow, RepoRow, ReportRow, ReviewRow, RevisionRow
@@ -58,6 +58,26 @@ def _commit_reviews(session: Session, repo_id: str, sha: str, ids: list[int]) ->
     )
     own = {row.report_pk: _review(row) for row in session.execute(query).scalars()}
     return _carried(session, own, [(report_id, sha) for report_id in ids]) if own else {}
+
+
+def carried_review(session: Session, report_id: int) -> Review | None:
+    """The review hfvet carried to ``report_id`` from an earlier report of its commit, when it applies to this
+    report's verdict: a reject, or an approval not withdrawn that covers the verdict. None when its own review
+    applies, or none does (what a carried review attestation states, app.db.attestations)."""
+    repo_id, sha, verdict = session.execute(
+        reports_of(RepoRow.repo_id, RevisionRow.sha, ReportRow.verdict).where(ReportRow.id == report_id)).one()
+    review = _commit_reviews(session, repo_id, sha, commit_report_ids(session, repo_id, sha)).get(report_id)
+    if review is None or review.report_id == report_id or review.withdrawn:
+        return None
+    return review if review.decision == "reject" or covers(review, verdict) else None
+
+
+def withdrawn_approval(session: Session, repo_id: str, sha: str) -> Review | None:
+    """The approval of an earlier report that the newest report of the commit withdrew (its ``withdrawn``
+    says why), if so."""
+    ids = commit_report_ids(session, repo_id, sha)
+    review = _commit_reviews(session, repo_id, sha, ids).get(ids[-1]) if ids else None
+    return review if review is not None and review.withdrawn else None
 
 
 def newest_review(session: Session, report_id: int) -> Review | None:

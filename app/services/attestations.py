@@ -10,12 +10,13 @@ from app.core.provenance.envelope import SigningKey
 from app.db import attestations as rows
 from app.db.attestations import StoredAttestation
 from app.db.commits import has_reports, vetted_commits
+from app.db.reviews import withdrawn_approval
 from app.db.session import Store
 from app.errors import HfvetError
 from app.services.commits import vetted_commit
 
 __all__ = ["CommitNotVetted", "NoAttestation", "Signed", "StoredAttestation", "attest_stored", "commit_attestations",
-           "newest_envelope", "public_key_pem", "repo_attestations", "vetted_sha"]
+           "newest_envelope", "public_key_pem", "repo_attestations", "review_attested_commits", "vetted_sha"]
 
 NO_KEY = ("this hfvet signs no attestations: HFVET_ATTESTATION_KEY is not set "
           "(create a key with `hfvet keys create`, then set it and restart)")
@@ -41,7 +42,11 @@ def newest_envelope(store: Store, repo: str, revision: str, kind: str = "verdict
         raise NoAttestation(f"kind must be verdict or review, not {kind[:20]!r}")
     sha = vetted_sha(store, repo, revision)
     with store.session() as session:
-        found = rows.newest(session, repo, sha, kind)
+        withdrawn = withdrawn_approval(session, repo, sha) if kind == "review" else None
+        found = None if withdrawn is not None else rows.newest(session, repo, sha, kind)
+    if withdrawn is not None:  # the newest review attestation approves an older verdict statement
+        raise NoAttestation(f"no review attestation applies to {repo}@{sha}'s newest verdict: the approval by "
+                            f"{withdrawn.reviewer} ({withdrawn.role}) was withdrawn by a re-vet: {withdrawn.withdrawn}")
     if found is None:
         raise NoAttestation(_none_of(store, repo, sha, kind))
     return found
@@ -57,6 +62,12 @@ def repo_attestations(store: Store, repo: str) -> dict[str, StoredAttestation]:
     """Each attested commit of ``repo`` -> its newest verdict attestation (the dashboard's repo page)."""
     with store.session() as session:
         return rows.newest_verdicts(session, repo)
+
+
+def review_attested_commits(store: Store, repo: str) -> set[str]:
+    """The commits of ``repo`` with a review attestation (the dashboard links it beside the verdict's)."""
+    with store.session() as session:
+        return rows.reviewed_commits(session, repo)
 
 
 def public_key_pem(store: Store) -> bytes:
@@ -78,17 +89,23 @@ def vetted_sha(store: Store, repo: str, revision: str) -> str:
 
 def attest_stored(store: Store, signer: SigningKey, repo: str, revision: str | None = None) -> Signed:
     """Sign every stored report of ``repo`` (at ``revision``, when given) that has no verdict attestation yet,
-    then every stored review with none (each names its report's verdict statement, as when signed on store)."""
+    then every stored review with none (each names its report's verdict statement, as when signed on store),
+    then each review carried to a re-vet that has none: to the reports just signed and each commit's newest."""
     sha = None if revision is None else vetted_sha(store, repo, revision)
     signed = Signed([], [])
     with store.session() as session:
         if sha is None and not has_reports(session, repo):
             raise CommitNotVetted(f"{repo} has never been vetted (no stored report): nothing to attest; "
                                   "check the repo id, or vet it first")
-        for report_id in rows.unattested_reports(session, repo, sha):
-            signed.verdicts.append(_made(rows.attest_report(session, report_id, signer), signer))
+        reports = rows.unattested_reports(session, repo, sha)
+        for report_id in reports:  # carried reviews after the reviews: they name the human review's statement
+            signed.verdicts.append(_made(rows.attest_report(session, report_id, signer, carry=False), signer))
         for review_id in rows.unattested_reviews(session, repo, sha):
             signed.reviews.append(_made(rows.attest_review(session, review_id, signer), signer))
+        for report_id in dict.fromkeys([*reports, *rows.newest_reports(session, repo, sha)]):
+            carried = rows.attest_carried(session, report_id, signer)
+            if carried is not None:
+                signed.reviews.append(carried)
     return signed
 
 

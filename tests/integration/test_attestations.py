@@ -5,6 +5,7 @@ before any file byte is fetched (the counting hub proves none was)."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -12,19 +13,25 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_public_key
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from app.cli.main import app
-from app.db.attestations import statement_bytes
+from app.core import report_json
+from app.core.findings import Finding, Severity
+from app.core.provenance.statement import canonical
+from app.db.attestations import attest_report, statement_bytes
 from app.db.models import ReportRow
+from app.db.repository import report_by_id, save_report
 from app.examples import build_examples
 from app.hubfixture import AppServer
 from app.hubfixture.app import create_app
+from app.services.attestations import NoAttestation, newest_envelope
 from app.services.signing_keys import load_signing_key
 from app.services.store import open_store
 from app.settings import Settings
@@ -322,3 +329,111 @@ def test_key_settings_are_checked_at_start(world: World) -> None:
     sha = _commit(world, NVIDIA)
     code, out, err = world.run("attest", NVIDIA, "--revision", sha, HFVET_ATTESTATION_KEY_EXPIRES="2020-01-01")
     assert code == 0 and json.loads(out)["payloadType"] == "application/vnd.in-toto+json", err
+
+
+def review_envelope(world: World, repo: str, sha: str) -> dict[str, Any]:
+    """The review attestation the store serves for ``repo@sha`` (as GET /attestations/...?kind=review does), decoded."""
+    store = open_store(Settings(database_url=world.env["HFVET_DATABASE_URL"]))
+    try:
+        envelope = newest_envelope(store, repo, sha, "review").envelope
+    finally:
+        store.close()
+    return json.loads(base64.b64decode(json.loads(envelope)["payload"]))  # type: ignore[no-any-return]
+
+
+def download(world: World, repo: str, where: str) -> tuple[int, str]:
+    code, _, err = world.run("download", repo, "--local-dir", str(world.tmp / where),
+                             "--require-attestation", str(world.public))
+    return code, err
+
+
+def vet_an_hour_ago(world: World, repo: str) -> str:
+    """A vet signed as of an hour ago: a re-vet now states another timeVerified, so another verdict statement
+    (two vets within one second state the same bytes)."""
+    sha = vet(world, repo, HFVET_ATTESTATION_KEY="")
+    with sqlite3.connect(world.tmp / "store.db") as store:
+        store.execute("UPDATE reports SET decided_at = datetime(decided_at, '-1 hour')")
+    code, _, err = world.run("attest", repo)
+    assert code == 0, err
+    return sha
+
+
+def revet_with_a_new_finding(world: World, repo: str) -> None:
+    """What a re-vet of the same commit by a newer scanner that finds one more thing stores (and signs)."""
+    store = open_store(Settings(database_url=world.env["HFVET_DATABASE_URL"]))
+    try:
+        with store.session() as session:
+            stored = report_by_id(session, int(session.execute(select(func.max(ReportRow.id))).scalar_one()))
+            assert stored is not None
+            report = report_json.load(stored.document)
+            extra = Finding("modeling_custom.py", "python-code", "rule-new", Severity.MEDIUM, "opens a socket")
+            new_id = save_report(session, dataclasses.replace(report, findings=(*report.findings, extra)),
+                                 requested_revision="main", actor="test")
+            attest_report(session, new_id, load_signing_key(Path(world.env["HFVET_ATTESTATION_KEY"])))
+    finally:
+        store.close()
+
+
+def test_an_approval_carried_over_a_re_vet_is_signed_for_the_new_verdict(world: World) -> None:
+    sha = vet_an_hour_ago(world, NEMOTRON)
+    code, _, err = world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
+    assert code == 0, err
+    human = review_envelope(world, NEMOTRON, sha)
+    vet(world, NEMOTRON)  # a re-vet of the same commit finds the same: the gate keeps the approval
+    code, err = download(world, NEMOTRON, "model")
+    assert code == 0 and "attested: valid: review: approve" in err, err  # before: approves another verdict statement
+    carried = review_envelope(world, NEMOTRON, sha)["predicate"]
+    assert carried["carriedBy"] == "hfvet" and carried["reviewer"] == human["predicate"]["reviewer"]
+    human_digest = hashlib.sha256(canonical(human)).hexdigest()
+    assert carried["carriedFrom"]["statement"] == {"digest": {"sha256": human_digest}}
+    assert carried["verdictStatement"] != human["predicate"]["verdictStatement"]
+    assert carried["timeReviewed"] == human["predicate"]["timeReviewed"]
+
+
+def test_an_approval_a_re_vet_withdrew_signs_nothing_and_the_download_says_why(world: World) -> None:
+    sha = vet_an_hour_ago(world, NEMOTRON)
+    code, _, err = world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
+    assert code == 0, err
+    revet_with_a_new_finding(world, NEMOTRON)
+    store = sqlite3.connect(world.tmp / "store.db")
+    try:
+        kinds = [row[0] for row in store.execute("SELECT kind FROM attestations ORDER BY id")]
+    finally:
+        store.close()
+    assert kinds == ["verdict", "review", "verdict"]  # no carried review for the re-vet
+    world.hub.paths.clear()
+    code, err = download(world, NEMOTRON, "model")  # the gate refuses first, naming what is new
+    assert code == 1 and "1 new finding: rule-new (medium)" in err and world.hub.file_requests() == []
+    with pytest.raises(NoAttestation) as refused:  # what the attestation check (and GET ...?kind=review) says
+        review_envelope(world, NEMOTRON, sha)
+    assert "(admin) was withdrawn by a re-vet: the review of report 1 no longer applies: the re-vet found 1 new " \
+           "finding: rule-new (medium)" in str(refused.value)
+
+
+def test_an_admin_override_of_a_reject_carries_over_a_re_vet_for_the_download_as_for_the_gate(world: World) -> None:
+    sha = vet_an_hour_ago(world, CANADA)
+    code, _, err = world.run("review", CANADA, "--revision", sha, "--approve", "--reason", "known false positive")
+    assert code == 0, err
+    vet(world, CANADA)
+    code, out, _ = world.run("gate", CANADA)
+    assert code == 0 and out.strip() == sha
+    code, err = download(world, CANADA, "model")
+    assert code == 0 and "attested: valid: review: approve" in err, err
+    assert review_envelope(world, CANADA, sha)["predicate"]["role"] == "admin"
+
+
+def test_attest_signs_a_carried_review_a_store_missed(world: World) -> None:
+    sha = vet_an_hour_ago(world, NEMOTRON)
+    world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
+    vet(world, NEMOTRON)
+    with sqlite3.connect(world.tmp / "store.db") as store:  # as a store signed before the carry was attested
+        store.execute("DELETE FROM attestations WHERE id = (SELECT max(id) FROM attestations WHERE kind = 'review')")
+    code, err = download(world, NEMOTRON, "early")
+    assert code == 1 and "approves another verdict statement" in err
+    code, _, err = world.run("attest", NEMOTRON, "--revision", sha)
+    assert code == 0 and "signed 0 verdict(s) and 1 review(s)" in err, err
+    assert review_envelope(world, NEMOTRON, sha)["predicate"]["carriedBy"] == "hfvet"
+    code, err = download(world, NEMOTRON, "model")
+    assert code == 0, err
+    code, _, err = world.run("attest", NEMOTRON, "--revision", sha)
+    assert code == 0 and "signed 0 verdict(s) and 0 review(s)" in err  # signed once

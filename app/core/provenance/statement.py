@@ -6,7 +6,8 @@ vetted commit, its ``resourceUri`` names the repo at that commit, and hfvet's ow
 the rules that decided it, the scanners that ran, the files scanned and skipped, what a pass checked)
 sits in the predicate's ``hfvet`` field, which the VSA's parsers ignore (in-toto: unknown fields are
 ignored). A review's statement has hfvet's review predicate and names the verdict statement it reviewed
-by digest.
+by digest. A review that hfvet carried to a re-vet of the same commit (app.core.review_carry) is stated
+again for the re-vet's verdict statement, saying so (``carriedFrom``, ``carriedBy``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ class ReviewFacts:
     at: datetime
     verdict_seen: str | None  # the policy verdict the reviewer saw
     policy_sha256: str | None
+
+
+@dataclass(frozen=True)
+class Carried:
+    """Where a carried review came from: the human review, and its own statement's sha256 (None: never signed)."""
+
+    review_id: int
+    statement_sha256: str | None
 
 
 def canonical(statement: Mapping[str, Any]) -> bytes:
@@ -152,9 +161,11 @@ def _provenance(document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def review_statement(repo: str, sha: str, files: Iterable[Mapping[str, Any]], review: ReviewFacts, *,
-                     verdict_statement_sha256: str | None, key: KeyValidity) -> dict[str, Any]:
+                     verdict_statement_sha256: str | None, key: KeyValidity,
+                     carried: Carried | None = None) -> dict[str, Any]:
     """A human review of a stored verdict, naming that verdict's statement by its sha256 (None: the
-    verdict was never attested)."""
+    verdict was never attested). ``carried``: the review was given on an earlier report of the commit and
+    hfvet applied it to this one by the carry rule (docs/gate.md)."""
     predicate = {
         "resourceUri": resource_uri(repo, sha),
         "decision": review.decision,
@@ -168,6 +179,11 @@ def review_statement(repo: str, sha: str, files: Iterable[Mapping[str, Any]], re
                              else {"digest": {"sha256": verdict_statement_sha256}}),
         "key": key.to_dict(),
     }
+    if carried is not None:
+        original = carried.statement_sha256
+        predicate["carriedFrom"] = {"review": carried.review_id,
+                                    "statement": None if original is None else {"digest": {"sha256": original}}}
+        predicate["carriedBy"] = "hfvet"
     return {"_type": STATEMENT_TYPE, "subject": subjects(files), "predicateType": REVIEW_TYPE, "predicate": predicate}
 
 

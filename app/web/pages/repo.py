@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from starlette.responses import Response
 
 from app.render import RENDERERS
-from app.services.attestations import repo_attestations
+from app.services.attestations import repo_attestations, review_attested_commits
 from app.services.lineage import recorded_lineage
 from app.services.listing import RepoHistory, repo_history
 from app.services.outcomes import is_local_scan
@@ -55,6 +55,7 @@ def repo_page(current: Annotated[Page, Depends(page)], org: str, name: str, revi
         shown=len(shown),
         on_hub=not is_local_scan(decision.report),
         attestations=repo_attestations(current.app.store, history.repo.repo_id),
+        review_attested=review_attested_commits(current.app.store, history.repo.repo_id),
         lineage=recorded_lineage(document),
     )
 

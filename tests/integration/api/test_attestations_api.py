@@ -197,3 +197,33 @@ def test_a_vet_run_by_the_server_s_queue_is_signed_when_stored(example_hub: Path
     found = verify(envelope.content, load_public(private.with_suffix(".pub").read_bytes()),
                    Expect(repo=APPROVE_REPO, revision=sha, require_approve=True))
     assert len(found.statement["subject"]) == 11
+
+
+def test_a_review_carried_over_a_re_vet_is_served_marked_carried_and_linked_on_the_page(
+        signing: tuple[TestClient, dict[str, str]], vetted: Vetted, keys: Path, tmp_path: Path) -> None:
+    from app.db.attestations import attest_report
+
+    client, made = signing
+    sha = vetted.review.revision or ""
+    path = f"/attestations/{REVIEW_REPO}/{sha}"
+    reviewed = client.post("/reviews", json={"repo": REVIEW_REPO, "revision": sha, "decision": "approve",
+                                              "reason": "remote code read"},
+                           headers={"Authorization": f"Bearer {made['reviewer']}"})
+    assert reviewed.status_code in (200, 201), reviewed.text
+    human = client.get(path, params={"kind": "review"}).content
+    store = open_store(settings_for(tmp_path, keys), signing=True)
+    with store.session() as session:  # a re-vet of the same bytes, stored and signed
+        attest_report(session, save_report(session, vetted.review, requested_revision="main", actor="test"),
+                      store.signer)
+    store.close()
+    public = load_public(keys.with_suffix(".pub").read_bytes())
+    review = verify(client.get(path, params={"kind": "review"}).content, public, Expect(require_approve=True))
+    predicate = review.statement["predicate"]
+    assert predicate["carriedBy"] == "hfvet" and predicate["reviewer"] == "token:reviewer-1"
+    assert predicate["carriedFrom"]["statement"]["digest"]["sha256"] == verify(human, public).payload_sha256
+    assert predicate["verdictStatement"]["digest"]["sha256"] == verify(client.get(path).content, public).payload_sha256
+    page = client.get(f"/ui/repos/{REVIEW_REPO}", params={"revision": sha}).text
+    assert 'data-testid="review-attestation-link"' in page and f"/attestations/{REVIEW_REPO}/{sha}?kind=review" in page
+    assert "verified with the review envelope" in page
+    plain = client.get(f"/ui/repos/{REJECT_REPO}", params={"revision": vetted.reject.revision}).text
+    assert 'data-testid="attested"' in plain and "review-attestation-link" not in plain

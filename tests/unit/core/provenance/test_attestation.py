@@ -14,6 +14,7 @@ from app.core.provenance.envelope import AttestationRefused, SigningKey, load_pu
 from app.core.provenance.statement import (
     REVIEW_TYPE,
     VSA_TYPE,
+    Carried,
     ReviewFacts,
     canonical,
     digest_of,
@@ -195,6 +196,25 @@ def test_a_review_statement_names_the_verdict_it_reviewed(key: SigningKey) -> No
     assert predicate["reviewer"] == "token:alice" and predicate["reason"] == "read the code"
     assert predicate["verdictStatement"] == {"digest": {"sha256": digest_of(payload)}}
 
+
+
+def test_a_carried_review_says_hfvet_carried_it_and_from_which_review(key: SigningKey) -> None:
+    facts = ReviewFacts("approve", "read the code", "token:alice", "reviewer", DECIDED, "review", "c" * 64)
+    own = review_statement("org/name", SHA, document()["files"], facts, verdict_statement_sha256="d" * 64,
+                           key=key.validity)
+    carried = review_statement("org/name", SHA, document()["files"], facts, verdict_statement_sha256="e" * 64,
+                               key=key.validity, carried=Carried(7, "f" * 64))
+    assert "carriedFrom" not in own["predicate"] and "carriedBy" not in own["predicate"]
+    predicate = carried["predicate"]
+    assert predicate["carriedFrom"] == {"review": 7, "statement": {"digest": {"sha256": "f" * 64}}}
+    assert predicate["carriedBy"] == "hfvet" and predicate["verdictStatement"] == {"digest": {"sha256": "e" * 64}}
+    assert {k: v for k, v in predicate.items() if k not in ("carriedFrom", "carriedBy", "verdictStatement")} == {
+        k: v for k, v in own["predicate"].items() if k != "verdictStatement"}  # the same human decision
+    unsigned = review_statement("org/name", SHA, [], facts, verdict_statement_sha256=None, key=key.validity,
+                                carried=Carried(7, None))
+    assert unsigned["predicate"]["carriedFrom"] == {"review": 7, "statement": None}
+    found = verify(sign(carried, key), load_public(key.public_pem()), Expect(require_approve=True))
+    assert found.verdict == "approve"
 
 def _with(envelope: str, **fields: Any) -> str:
     data = json.loads(envelope)
