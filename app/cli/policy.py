@@ -191,7 +191,8 @@ def _signature_line(signature: SignatureFact | None) -> str:
     if signature is None:
         return "signature: no check recorded"
     signer = f", signer {signature.signer.identity}" if signature.signer else ""
-    matched = f" (verified by {signature.signer.matched})" if signature.signer and signature.signer.matched else ""
+    by = "verified by" if signature.state == "verified" else "signed by the policy's"
+    matched = f" ({by} {signature.signer.matched})" if signature.signer and signature.signer.matched else ""
     problem = f": {signature.problem}" if signature.problem else ""
     return f"signature: {signature.file} {signature.state}{signer}{matched}{problem}"
 

@@ -102,6 +102,10 @@ class DeclaredIdentity:
     issuer: str | None = None  # sigstore
 
 
+# A `signed_by` identity of the policy and whose it is, in the policy's words: `orgs [nvidia]`, `tier trusted`.
+ListedIdentity = tuple[DeclaredIdentity, str]
+
+
 def to_json(check: SignatureCheck | None) -> dict[str, Any] | None:
     if check is None:
         return None

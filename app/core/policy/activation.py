@@ -104,9 +104,10 @@ VARIABLES: tuple[Variable, ...] = (
              "`present`, `verified` (signed by an identity of the `signatures` entry covering the repo, every file "
              "matching its signed sha256), `state` (`absent`, `verified`, `unverified`, `invalid`), `file`, "
              "`signer` (`kind`: `key`, `certificate` or `sigstore`, `identity` as the signature names it, "
-             "`matched`: the policy identity that verified it; each null when unknown), `method` (`files`, "
-             "`shards`), `problem`, and the paths `unsigned`, `mismatched`, `missing`. E.g. review unsigned "
-             "vendor uploads: `repo.tier == \"vendor-official\" && !signature.present`."),
+             "`matched`: the policy identity that verified it, also set, `state` staying `unverified`, when no "
+             "entry covers the repo but one of the policy's identities signed it; each null when unknown), "
+             "`method` (`files`, `shards`), `problem`, and the paths `unsigned`, `mismatched`, `missing`. E.g. "
+             "review unsigned vendor uploads: `repo.tier == \"vendor-official\" && !signature.present`."),
 )
 
 

@@ -73,7 +73,8 @@ class ReferenceFact(_Model):
 class SignerFact(_Model):
     kind: SignerKind = Field(description="`key`, `certificate` or `sigstore`.")
     identity: str = Field(description="As the signature names it: `sha256:<key hint>`, a certificate's subject.")
-    matched: str | None = Field(None, description="The policy identity that verified it, e.g. `key sha256:...`.")
+    matched: str | None = Field(None, description="The policy identity that verified it, e.g. `key sha256:...` "
+                                "(also when no entry covers the repo: whose it is, the state `unverified`).")
 
 
 class SignatureFact(_Model):

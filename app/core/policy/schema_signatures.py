@@ -124,6 +124,10 @@ class SignatureRequirement(_Model):
     def identities(self) -> tuple[DeclaredIdentity, ...]:
         return tuple(s.declared() for s in self.signed_by)
 
+    def scope(self) -> str:
+        """Whose identities these are, in the policy's words: `tier vendor-official`, `orgs [nvidia]`."""
+        return f"tier {self.tier}" if self.tier else f"orgs [{', '.join(self.orgs)}]"
+
     def labels(self) -> frozenset[str]:
         return frozenset(i.label for i in self.identities())
 

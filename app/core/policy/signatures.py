@@ -15,7 +15,7 @@ from app.core.policy.identity import lookalike_of, tier_of
 from app.core.policy.loader import LoadedPolicy
 from app.core.policy.schema import Policy, SignatureRequirement, TierName
 from app.core.ports import SignatureStep, Source
-from app.core.signature import SignatureCheck
+from app.core.signature import ListedIdentity, SignatureCheck
 from app.core.signature_step import check_source, unlisted_check
 from app.core.verdict import Reason, Verdict, most_severe
 
@@ -30,16 +30,25 @@ def requirement_for(policy: Policy, org: str | None, tier: TierName) -> Signatur
 
 def signature_step(policy: LoadedPolicy) -> SignatureStep:
     """The vet's signature step under ``policy``: the file and identities of the entry covering the repo
-    (none: the default `model.sig`, recorded unverified when present; ``signature_step.unlisted_check``)."""
+    (none: the default `model.sig`, recorded unverified when present, with whose identity of the policy
+    signed it if one did; ``signature_step.unlisted_check``)."""
+
+    listed = listed_identities(policy.model)
 
     def step(source: Source, manifest: Manifest) -> SignatureCheck:
         org = manifest.identity.org
         requirement = requirement_for(policy.model, org, tier_of(org, policy.model.tiers))
         if requirement is None:
-            return unlisted_check(source, manifest)
+            return unlisted_check(source, manifest, listed)
         return check_source(source, manifest, requirement.file, requirement.identities())
 
     return step
+
+
+def listed_identities(policy: Policy) -> tuple[ListedIdentity, ...]:
+    """Every identity of every `signatures` entry, with the entry's scope: tried on a signature no entry
+    covers, to say whose it is (they are all declared in the policy, so this trusts nothing new)."""
+    return tuple((identity, r.scope()) for r in policy.signatures for identity in r.identities())
 
 
 def apply_signatures(policy: Policy, facts: PolicyFacts, tier: TierName,

@@ -59,6 +59,22 @@ def check_signature(data: bytes, path: str, files: FileHashes, hash_of: HashOf,
     return compare(signed, _signed_digests(manifest), _ignored(manifest), files, hash_of)
 
 
+def attribute_signature(data: bytes, path: str, files: FileHashes, hash_of: HashOf,
+                        identities: Sequence[DeclaredIdentity]) -> SignatureCheck:
+    """The check of a signature no `signatures` entry covers: whose it is, among ``identities`` (every one the
+    policy declares), and how the files match it; never `verified` (nothing requires it). None verifying it
+    (or none of its kind): the plain `unverified` record, the signer as claimed."""
+    plain = check_signature(data, path, files, hash_of, ())
+    if plain.state != "unverified" or plain.signer is None or plain.signer.kind == "sigstore":
+        return plain
+    if not any(i.kind == plain.signer.kind for i in identities):
+        return plain
+    tried = check_signature(data, path, files, hash_of, identities)
+    if tried.signer is None or tried.signer.matched is None:
+        return plain
+    return replace(tried, state="unverified")
+
+
 def compare(check: SignatureCheck, signed: dict[str, tuple[str, str]] | str, ignored: tuple[str, ...],
             files: FileHashes, hash_of: HashOf) -> SignatureCheck:
     """``check`` completed by matching the signed digests (path -> (algorithm, hex)) with ``files``."""
@@ -169,4 +185,4 @@ def _is_ignored(path: str, ignored: Iterable[str]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in ignored)
 
 
-__all__ = ["check_signature", "certificate_subject"]
+__all__ = ["attribute_signature", "check_signature", "certificate_subject"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,6 +98,9 @@ def _repos(root: Path, tmp: Path, vendor: KeyPair, ca: CertificateAuthority) -> 
     (garbled / "model.sig").write_bytes((garbled / "model.sig").read_bytes()[:300])
     shards = build_repo(root / "nvidia/Shards")
     _sign_shards(shards, vendor)
+    mirror = shutil.copytree(root / "nvidia/Signed", root / "quantmirror/Signed-Fast")  # the vendor's signed files
+    (mirror / "fast_kernels.py").write_text("def fast(x):\n    return x\n")  # plus its own, unsigned
+    shutil.copytree(root / "nvidia/Resigned", root / "quantmirror/Resigned")
 
 
 def _sign_shards(repo: Path, key: KeyPair) -> None:
@@ -111,6 +115,17 @@ def _requiring_policy(path: Path, key: KeyPair, ca: CertificateAuthority) -> Pat
     policy = yaml.safe_load((ROOT / "policies/default.yaml").read_text())
     policy["signatures"] = [{"tier": "vendor-official", "signed_by": [
         {"key": key.public_pem}, {"certificate": {"chain": ca.chain_pem, "subject": VENDOR}}]}]
+    path.write_text(yaml.safe_dump(policy))
+    return path
+
+
+def _nvidia_only_policy(path: Path, key: KeyPair, rule: str = "") -> Path:
+    """default.yaml + a signatures entry for nvidia's repos only (optionally a rule reading the signature)."""
+    policy = yaml.safe_load((ROOT / "policies/default.yaml").read_text())
+    policy["signatures"] = [{"orgs": ["nvidia"], "signed_by": [{"key": key.public_pem}]}]
+    if rule:
+        policy["rules"].append({"id": "vendor-files-plus-code", "description": "a vendor's signed files plus added "
+                                "files, in a third-party repo", "when": rule, "decision": "review"})
     path.write_text(yaml.safe_dump(policy))
     return path
 
@@ -239,3 +254,40 @@ def test_a_wrong_predicate_type_is_a_clear_problem(world: World) -> None:
     bundle["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
     check = check_signature(json.dumps(bundle).encode(), "model.sig", {}, lambda _p: "", ())
     assert check.state == "invalid" and "is not model-signing's" in (check.problem or "")
+
+
+def test_a_mirror_of_a_vendors_signed_files_says_whose_key_signed_and_what_is_unsigned(world: World) -> None:
+    from app.core.policy.schema_signatures import key_fingerprint
+
+    nvidia_only = _nvidia_only_policy(world.tmp / "nvidia-only.yaml", world.vendor_key)
+    world.hub.take()
+    report = world.vet("quantmirror/Signed-Fast", nvidia_only)
+    attributed = world.hub.take()
+    check = report.signature
+    assert check is not None and check.signer is not None
+    vendor_key = f"key sha256:{key_fingerprint(world.vendor_key.public_pem)}"
+    assert check.state == "unverified" and check.signer.matched == vendor_key
+    assert check.unsigned == ("fast_kernels.py",) and check.mismatched == check.missing == ()
+    assert "signed by the key the policy lists for orgs [nvidia]" in (check.problem or "")
+    assert "unsigned: fast_kernels.py" in check.summary()
+    doc = report_json.dump(report)["signature"]
+    assert doc["signer"]["matched"] == check.signer.matched and doc["unsigned"] == ["fast_kernels.py"]
+    plain = world.vet("quantmirror/Signed-Fast", "default")  # no signatures entry at all: as before
+    assert plain.signature is not None and plain.signature.signer is not None and plain.signature.signer.matched is None
+    assert report.verdict == plain.verdict and not {"signature-required", "signature-invalid"} & set(_reasons(report))
+    assert attributed[WEIGHTS] == world.hub.take()[WEIGHTS] < 64 * 1024  # trying the policy's keys reads no weight
+
+
+def test_a_rule_can_catch_a_vendors_signed_files_plus_added_code(world: World) -> None:
+    rule = 'signature.signer.matched != null && size(signature.unsigned) > 0 && repo.tier == "third-party"'
+    policy = _nvidia_only_policy(world.tmp / "rule.yaml", world.vendor_key, rule)
+    assert "vendor-files-plus-code" in _reasons(world.vet("quantmirror/Signed-Fast", policy))
+    assert "vendor-files-plus-code" not in _reasons(world.vet("quantmirror/Resigned", policy))
+
+
+def test_a_mirror_signed_by_a_key_the_policy_does_not_list_stays_as_claimed(world: World) -> None:
+    report = world.vet("quantmirror/Resigned", _nvidia_only_policy(world.tmp / "nvidia-only.yaml", world.vendor_key))
+    check = report.signature
+    assert check is not None and check.signer is not None and check.signer.matched is None
+    assert check.state == "unverified" and "the signer is only as the file claims" in (check.problem or "")
+    assert "signature-invalid" not in _reasons(report)

@@ -40,3 +40,16 @@ def test_an_invalid_signature_by_the_policys_key_is_not_called_verified(store: S
         page = client.get(f"/ui/repos/{REPO}?revision={SIGNED}").text
     assert "verified with the policy" not in page
     assert "signed with the policy's key sha256:abc, but the files are not as signed" in page
+
+
+def test_a_signature_no_entry_covers_names_the_policys_key_without_calling_the_files_not_as_signed(
+        store: Store) -> None:
+    attributed = SignatureCheck(state="unverified", signer=Signer("key", "sha256:abc", "key sha256:abc"),
+                                method="files", problem="signed by the key the policy lists for orgs [nvidia]",
+                                unsigned=("fast_kernels.py",), signed_files=3)
+    save(store, replace(report("quantmirror/model", SIGNED, under=policy("default")), signature=attributed))
+    app = create_app(Settings(database_url=store.url, policy="default"), resolve=no_hub)
+    with TestClient(app, base_url="https://testserver") as client:
+        page = client.get(f"/ui/repos/quantmirror/model?revision={SIGNED}").text
+    assert "signed with the policy's key sha256:abc; no <code>signatures</code> entry covers this repo" in page
+    assert "files are not as signed" not in page and "<code>fast_kernels.py</code>" in page

@@ -66,3 +66,14 @@ def test_check_warns_about_a_signatures_org_that_looks_like_a_vendor(tmp_path: P
     assert result.exit_code == 0, result.output  # a warning, not an error
     assert "signatures[0] lists org 'nvidai', a lookalike of nvidia" in result.output
     assert "warning" not in run("check", _signed_policy(tmp_path)).output  # `nvidia` itself is no lookalike
+
+
+def test_explain_says_whose_identity_signed_a_signature_no_entry_covers_not_that_it_verified(tmp_path: Path) -> None:
+    stored = tmp_path / "mirror.json"
+    safetensors = [{"path": "model.safetensors", "format": "safetensors"}]
+    signer = {"kind": "key", "identity": "sha256:ab", "matched": "key sha256:ab"}
+    stored.write_text(json.dumps(report("quantmirror/a", [], safetensors) | {"signature": {
+        "file": "model.sig", "state": "unverified", "signer": signer, "unsigned": ["fast_kernels.py"]}}))
+    result = run("explain", stored, "--policy", _signed_policy(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "(signed by the policy's key sha256:ab)" in result.output and "verified by" not in result.output

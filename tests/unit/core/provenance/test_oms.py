@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core import report_json
-from app.core.provenance.oms import check_signature
+from app.core.provenance.oms import attribute_signature, check_signature
 from app.core.report import Report
 from app.core.signature import MAX_SIGNATURE_BYTES, DeclaredIdentity
 from tests.signing_support import build_repo, key_pair, sign_with_key
@@ -112,3 +112,40 @@ def test_the_text_report_says_what_the_signature_check_found() -> None:
     assert "signature: invalid: model.sig names key sha256:abc; 1 file(s) differ" in text
     plain = TextRenderer(lambda: Console(width=200)).render(report_json.load(doc))
     assert "signature:" not in plain
+
+
+GARBAGE = [b"", b"[" * 100_000, json.dumps({"verificationMaterial": {"publicKey": {}}}).encode(),
+           b" " * (MAX_SIGNATURE_BYTES + 1)]
+
+
+@pytest.mark.parametrize("data", GARBAGE)
+def test_attributing_garbage_is_the_same_invalid_check_never_an_exception(data: bytes) -> None:
+    attributed = attribute_signature(data, "model.sig", {}, lambda _p: "", [_identity("x")])
+    assert attributed == check_signature(data, "model.sig", {}, lambda _p: "", ())
+    assert attributed.state == "invalid"
+
+
+def test_an_attributed_signature_with_files_not_as_signed_stays_unverified(tmp_path: Path) -> None:
+    from app.core.policy.schema_signatures import SignedBy
+
+    repo, key = build_repo(tmp_path / "repo"), key_pair(tmp_path, "k")
+    sign_with_key(repo, key)
+    identity = SignedBy(key=key.public_pem).declared()
+    files = {"config.json": (None, 40), "README.md": (None, 17), "model.safetensors": ("0" * 64, 1), "x.py": (None, 3)}
+    data = (repo / "model.sig").read_bytes()
+    covered = check_signature(data, "model.sig", files, lambda p: "0" * 64, [identity])
+    attributed = attribute_signature(data, "model.sig", files, lambda p: "0" * 64, [_identity("other"), identity])
+    assert covered.state == "invalid"  # where an entry covers the repo, this fails
+    assert attributed.state == "unverified" and attributed.signer is not None
+    assert attributed.signer.matched == identity.label and attributed.unsigned == ("x.py",)
+    assert attributed.mismatched == ("README.md", "config.json", "model.safetensors")
+
+
+def test_a_bundle_without_a_key_hint_is_not_attributed_nor_made_invalid(tmp_path: Path) -> None:
+    repo, key = build_repo(tmp_path / "repo"), key_pair(tmp_path, "k")
+    sign_with_key(repo, key)
+    bundle = json.loads((repo / "model.sig").read_text())
+    del bundle["verificationMaterial"]["publicKey"]["hint"]
+    attributed = attribute_signature(json.dumps(bundle).encode(), "model.sig", {}, lambda _p: "",
+                                     [_identity(key.public_pem)])
+    assert attributed.state == "unverified" and attributed.signer is not None and attributed.signer.matched is None
