@@ -10,7 +10,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,15 +25,17 @@ from app.cli.main import app
 from app.core import report_json
 from app.core.findings import Finding, Severity
 from app.core.provenance.statement import canonical
-from app.db.attestations import attest_report, statement_bytes
+from app.core.report import Report
+from app.db.attestations import statement_bytes
 from app.db.models import ReportRow
-from app.db.repository import report_by_id, save_report
+from app.db.repository import report_by_id
 from app.examples import build_examples
 from app.hubfixture import AppServer
 from app.hubfixture.app import create_app
 from app.services.attestations import NoAttestation, newest_envelope
 from app.services.signing_keys import load_signing_key
 from app.services.store import open_store
+from app.services.vetting import record
 from app.settings import Settings
 from tests.integration.test_download import CountingHub
 
@@ -360,16 +362,22 @@ def vet_an_hour_ago(world: World, repo: str) -> str:
 
 def revet_with_a_new_finding(world: World, repo: str) -> None:
     """What a re-vet of the same commit by a newer scanner that finds one more thing stores (and signs)."""
-    store = open_store(Settings(database_url=world.env["HFVET_DATABASE_URL"]))
+    extra = Finding("modeling_custom.py", "python-code", "rule-new", Severity.MEDIUM, "opens a socket")
+    revet(world, lambda report: dataclasses.replace(report, findings=(*report.findings, extra)))
+
+
+def revet(world: World, change: Callable[[Report], Report] = lambda report: report) -> None:
+    """A re-vet of the newest report's commit, stored and signed as a vet stores it (services.vetting.record):
+    by default one that finds the same, as a vet of the same bytes does (tests/integration/test_determinism.py).
+    Not vetted over the hub again: the carry rule is what is tested here, not a second read of the repo."""
+    store = open_store(Settings(database_url=world.env["HFVET_DATABASE_URL"],
+                                attestation_key=world.env["HFVET_ATTESTATION_KEY"]), signing=True)
     try:
         with store.session() as session:
             stored = report_by_id(session, int(session.execute(select(func.max(ReportRow.id))).scalar_one()))
             assert stored is not None
             report = report_json.load(stored.document)
-            extra = Finding("modeling_custom.py", "python-code", "rule-new", Severity.MEDIUM, "opens a socket")
-            new_id = save_report(session, dataclasses.replace(report, findings=(*report.findings, extra)),
-                                 requested_revision="main", actor="test")
-            attest_report(session, new_id, load_signing_key(Path(world.env["HFVET_ATTESTATION_KEY"])))
+        record(store, change(report), requested_revision="main", actor="test")
     finally:
         store.close()
 
@@ -379,7 +387,7 @@ def test_an_approval_carried_over_a_re_vet_is_signed_for_the_new_verdict(world: 
     code, _, err = world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
     assert code == 0, err
     human = review_envelope(world, NEMOTRON, sha)
-    vet(world, NEMOTRON)  # a re-vet of the same commit finds the same: the gate keeps the approval
+    revet(world)  # a re-vet of the same commit finds the same: the gate keeps the approval
     code, err = download(world, NEMOTRON, "model")
     assert code == 0 and "attested: valid: review: approve" in err, err  # before: approves another verdict statement
     carried = review_envelope(world, NEMOTRON, sha)["predicate"]
@@ -425,7 +433,7 @@ def test_an_admin_override_of_a_reject_carries_over_a_re_vet_for_the_download_as
 def test_attest_signs_a_carried_review_a_store_missed(world: World) -> None:
     sha = vet_an_hour_ago(world, NEMOTRON)
     world.run("review", NEMOTRON, "--revision", sha, "--approve", "--reason", "modeling code read")
-    vet(world, NEMOTRON)
+    revet(world)
     with sqlite3.connect(world.tmp / "store.db") as store:  # as a store signed before the carry was attested
         store.execute("DELETE FROM attestations WHERE id = (SELECT max(id) FROM attestations WHERE kind = 'review')")
     code, err = download(world, NEMOTRON, "early")
