@@ -98,17 +98,39 @@ def approved_by_attestation(fetch: FetchEnvelope, public: Ed25519PublicKey, repo
     if isinstance(text, Missing):
         raise AttestationRefused("missing", text.why)
     verdict = verify(text, public, Expect(repo=repo, revision=sha, files=files, kinds=(VSA_TYPE,)))
-    if verdict.verdict == "approve":
-        return verdict
     review_text = fetch("review")
+    if verdict.verdict == "approve":
+        _not_rejected(verdict, review_text, public, repo, sha, files)
+        return verdict
     if isinstance(review_text, Missing):
         raise AttestationRefused("not-approved", f"the attested verdict for {repo}@{sha[:12]} is "
                                                  f"{verdict.verdict!r}, and no signed review approves it "
                                                  f"({review_text.why})")
     review = verify(review_text, public, Expect(repo=repo, revision=sha, files=files, require_approve=True,
                                                 kinds=(REVIEW_TYPE,)))
-    named = ((review.statement["predicate"].get("verdictStatement") or {}).get("digest") or {}).get("sha256")
-    if named != verdict.payload_sha256:
+    if _reviewed(review) != verdict.payload_sha256:
         raise AttestationRefused("not-approved", f"the signed review of {repo}@{sha[:12]} approves another verdict "
                                                  f"statement than the attested {verdict.verdict!r} one")
     return review
+
+
+def _not_rejected(verdict: Verified, review_text: str | Missing, public: Ed25519PublicKey, repo: str, sha: str,
+                  files: Digests) -> None:
+    """An approved verdict that a signed review of that very statement rejects does not approve: the reject
+    is signed too, so trusting the verdict's signature means trusting the reject's. A review this key did not
+    sign, or about other files, says nothing about this verdict (a review from before a key rotation)."""
+    if isinstance(review_text, Missing):
+        return
+    try:
+        review = verify(review_text, public, Expect(repo=repo, revision=sha, files=files, kinds=(REVIEW_TYPE,)))
+    except AttestationRefused:
+        return
+    if review.verdict != "approve" and _reviewed(review) == verdict.payload_sha256:
+        why = review.statement["predicate"].get("reason")
+        raise AttestationRefused("not-approved", f"the attested verdict for {repo}@{sha[:12]} approves, but a "
+                                                 f"signed review rejects it: {why}")
+
+
+def _reviewed(review: Verified) -> object:
+    """The sha256 of the verdict statement a review names."""
+    return ((review.statement["predicate"].get("verdictStatement") or {}).get("digest") or {}).get("sha256")

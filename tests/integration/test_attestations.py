@@ -232,6 +232,22 @@ def test_a_verdict_changed_in_the_store_after_signing_is_caught_before_download(
     assert world.hub.file_requests() == []
 
 
+def test_a_signed_reject_of_an_approved_verdict_stops_the_download_though_the_store_lost_it(world: World) -> None:
+    sha = vet(world, NVIDIA)
+    code, _, err = world.run("review", NVIDIA, "--revision", sha, "--reject", "--reason", "a backdoored template")
+    assert code == 0, err
+    with sqlite3.connect(world.tmp / "store.db") as store:  # someone with database access drops the reject...
+        store.execute("UPDATE attestations SET review_pk = NULL")
+        store.execute("DELETE FROM reviews")
+    code, out, _ = world.run("gate", NVIDIA)
+    assert code == 0 and out.strip() == sha  # ...the gate believes the store; the signed reject remains
+    world.hub.paths.clear()
+    code, _, err = world.run("download", NVIDIA, "--local-dir", str(world.tmp / "model"),
+                             "--require-attestation", str(world.public))
+    assert code == 1 and "approves, but a signed review rejects it: a backdoored template" in err, err
+    assert world.hub.file_requests() == [] and not (world.tmp / "model").exists()
+
+
 def test_a_signed_review_approves_a_review_verdict_for_download(world: World) -> None:
     sha = vet(world, NEMOTRON)
     world.hub.paths.clear()
