@@ -13,7 +13,7 @@ from dataclasses import replace
 from app.core.formats.blobs import SourceBlob
 from app.core.manifest import Manifest
 from app.core.ports import Source
-from app.core.provenance.oms import SIGSTORE_OFFLINE, attribute_signature, check_signature
+from app.core.provenance.oms import LEGACY, SIGSTORE_OFFLINE, attribute_signature, check_signature
 from app.core.signature import DEFAULT_FILE, MAX_SIGNATURE_BYTES, DeclaredIdentity, ListedIdentity, SignatureCheck
 
 CHUNK = 1024 * 1024
@@ -35,7 +35,7 @@ def unlisted_check(source: Source, manifest: Manifest, listed: Sequence[ListedId
     """
     identities = tuple({i.label: i for i, _whose in listed}.values())
     check = _read_and_check(source, manifest, DEFAULT_FILE, identities, attribute_signature)
-    if check.state != "unverified" or check.problem == SIGSTORE_OFFLINE:
+    if check.state != "unverified" or check.problem in (SIGSTORE_OFFLINE, LEGACY):
         return check
     covered = manifest.identity.repo_id or "a scan without --repo"
     uncovered = f"no `signatures` entry of the policy covers {covered}"

@@ -32,6 +32,9 @@ MAX_HASHED_BYTES = 16 * 1024 * 1024  # a non-LFS file bigger than this is not re
 SIGSTORE_OFFLINE = ("a Sigstore keyless signature needs a Sigstore trust root, and hfvet verifies offline "
                     "without one: it cannot be verified (declare a key or certificate identity instead)")
 
+LEGACY = ("a model-signing 0.x signature (predicate Digests/v0.1): hfvet checks only v1.0 signatures before "
+          "download; re-sign with model-signing 1.x")
+
 
 def check_signature(data: bytes, path: str, files: FileHashes, hash_of: HashOf,
                     identities: Sequence[DeclaredIdentity]) -> SignatureCheck:
@@ -47,6 +50,8 @@ def check_signature(data: bytes, path: str, files: FileHashes, hash_of: HashOf,
     claimed = replace(base, signer=Signer(view.kind, view.identity), method=view.method)
     if view.kind == "sigstore":
         return replace(claimed, state="unverified", problem=SIGSTORE_OFFLINE)
+    if view.legacy:  # a real vendor's older signature is not a forgery: unverified (a requirement still rejects)
+        return replace(claimed, state="unverified", problem=LEGACY)
     if not identities:
         return replace(claimed, state="unverified",
                        problem=f"the policy lists no identity to verify {path} against: the signer is as claimed")

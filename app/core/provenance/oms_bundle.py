@@ -16,6 +16,7 @@ from app.core.signature import SignerKind
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://model_signing/signature/v1.0"  # model-signing >= 1.0
+LEGACY_PREDICATE_TYPE = "https://model_signing/Digests/v0.1"  # model-signing 0.x, used before 1.0
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 
 
@@ -28,6 +29,7 @@ class BundleView:
     kind: SignerKind
     identity: str  # as the bundle states it: unverified
     method: str | None  # predicate.serialization.method
+    legacy: bool = False  # a model-signing 0.x signature: well-formed, but not checked by hfvet
 
 
 def read_bundle(data: bytes) -> BundleView:
@@ -41,6 +43,8 @@ def read_bundle(data: bytes) -> BundleView:
     if statement.get("_type") != STATEMENT_TYPE:
         raise BundleError(f"the payload is not an in-toto Statement v1 ({str(statement.get('_type'))[:80]!r})")
     predicate_type = statement.get("predicateType")
+    if predicate_type == LEGACY_PREDICATE_TYPE:
+        return BundleView(kind, identity, None, legacy=True)
     if predicate_type != PREDICATE_TYPE:
         raise BundleError(f"predicate type {str(predicate_type)[:80]!r} is not model-signing's {PREDICATE_TYPE}")
     serialization = _mapping(_mapping(statement.get("predicate"), "predicate").get("serialization"),

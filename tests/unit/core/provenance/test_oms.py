@@ -149,3 +149,24 @@ def test_a_bundle_without_a_key_hint_is_not_attributed_nor_made_invalid(tmp_path
     attributed = attribute_signature(json.dumps(bundle).encode(), "model.sig", {}, lambda _p: "",
                                      [_identity(key.public_pem)])
     assert attributed.state == "unverified" and attributed.signer is not None and attributed.signer.matched is None
+
+
+def test_a_model_signing_0x_signature_is_unverified_not_invalid(tmp_path: Path) -> None:
+    """A real vendor's pre-1.0 signature is not a forgery: not checked (a requirement still rejects it, as
+    `unverified`), and not a `signature-invalid` review of a benign repo no requirement covers."""
+    repo = build_repo(tmp_path / "repo")
+    key = key_pair(tmp_path, "k")
+    sign_with_key(repo, key)
+    bundle = json.loads((repo / "model.sig").read_text())
+    statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+    statement["predicateType"] = "https://model_signing/Digests/v0.1"
+    bundle["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+    data = json.dumps(bundle).encode()
+    for identities in ([], [_identity(key.public_pem)]):
+        check = check_signature(data, "model.sig", {}, lambda _p: "", identities)
+        assert check.state == "unverified" and "model-signing 0.x" in (check.problem or "")
+        assert check.signer is not None and check.signer.matched is None
+    assert attribute_signature(data, "model.sig", {}, lambda _p: "", [_identity(key.public_pem)]).state == "unverified"
+    statement["predicateType"] = "https://example.com/other/v9"  # anything else still does not check out
+    bundle["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+    assert check_signature(json.dumps(bundle).encode(), "model.sig", {}, lambda _p: "", []).state == "invalid"
